@@ -1,0 +1,1 @@
+"""Analysis above the models: verification, metrics, certificates, comparison."""

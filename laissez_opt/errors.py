@@ -1,0 +1,78 @@
+"""Exceptions that the library raises on purpose.
+
+Every error a user can cause carries enough context to be printed as one line:
+the file (or ``<dict>`` for in-memory data), the JSON path inside it, and what
+is wrong.  The command line maps them to the contract's exit codes.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LaissezOptError",
+    "InputError",
+    "InfeasibleError",
+    "NoSolutionError",
+    "SolverUnavailableError",
+    "VerificationError",
+]
+
+
+class LaissezOptError(Exception):
+    """Base class of the library's deliberate errors."""
+
+    exit_code = 1
+
+
+class InputError(LaissezOptError, ValueError):
+    """Bad input: a malformed file, an unknown id, a number out of range, a bad option.
+
+    ``str(error)`` is ``"<source>: <json path>: <problem>"`` on one line.
+    """
+
+    exit_code = 2
+
+    def __init__(self, problem: str, *, source: str | None = None, path: str | None = None):
+        self.problem = " ".join(str(problem).split())
+        self.source = source
+        self.path = path
+        super().__init__(self.problem)
+
+    def __str__(self) -> str:
+        parts = [p for p in (self.source, self.path) if p]
+        parts.append(self.problem)
+        return ": ".join(parts)
+
+    def located(self, source: str) -> "InputError":
+        """The same error, naming ``source`` when it did not name a file yet."""
+        if self.source is None:
+            self.source = source
+        return self
+
+
+class InfeasibleError(LaissezOptError):
+    """The instance admits no solution for the requested method (exit code 3)."""
+
+    exit_code = 3
+
+    def __init__(self, reason: str, *, result=None):
+        self.reason = reason
+        self.result = result
+        super().__init__(reason)
+
+
+class NoSolutionError(LaissezOptError):
+    """A time limit (or another solver stop) ended the search before any solution was found."""
+
+    exit_code = 4
+
+
+class SolverUnavailableError(LaissezOptError):
+    """The requested solver or route does not exist here or cannot take this model."""
+
+    exit_code = 2
+
+
+class VerificationError(LaissezOptError):
+    """A returned allocation failed independent verification: a bug, never a user error."""
+
+    exit_code = 1

@@ -1,0 +1,1 @@
+"""Exact models: one declared optimisation model per module."""

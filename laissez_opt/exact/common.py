@@ -1,0 +1,129 @@
+"""Constraints every allocation model shares, written once.
+
+The allocation ``x_{i,c,r}`` lives on the edges: one column per edge ``(i, c)``
+and round ``r`` (block ``x``, column ``e * R + r``).  Feasibility
+(``models.md``, Notation):
+
+* ``capacity``: ``sum_i x_{i,c,r} <= k_c`` for every pool ``c`` and round ``r``;
+* ``demand``:   ``sum_c x_{i,c,r} <= d_i`` for every agent ``i`` and round ``r``
+  (no row where ``d_i`` is unbounded);
+* ``x_{i,c,r} = 0`` off edges (no column exists), before the agent's arrival
+  round ``a_i`` and after its deadline ``D_i`` (upper bound 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..instance import Instance
+from ..modeling.linear import LinearModel, VariableBlock
+from ..modeling.solution import Solution
+from ..result import Result, allocation_records, edge_utilities
+
+__all__ = ["AllocationColumns", "add_allocation", "allocation_result"]
+
+
+class AllocationColumns:
+    """Index arithmetic between the ``x`` block and (edge, round)."""
+
+    def __init__(self, instance: Instance, block: VariableBlock):
+        self.instance = instance
+        self.block = block
+        rounds = instance.rounds
+        self.edge = np.repeat(np.arange(instance.n_edges), rounds)
+        self.round = np.tile(np.arange(rounds), instance.n_edges)
+        self.agent = instance.edge_agent[self.edge]
+        self.pool = instance.edge_pool[self.edge]
+
+    def amounts(self, solution: Solution) -> np.ndarray:
+        """The solution's ``x`` as an ``E x R`` array."""
+        return solution.values[self.block.slice].reshape(self.instance.n_edges, self.instance.rounds)
+
+
+def _active_upper(instance: Instance, agent: np.ndarray, round_: np.ndarray) -> np.ndarray:
+    arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
+    deadline = np.array(
+        [instance.rounds - 1 if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64
+    )
+    return (round_ >= arrival[agent]) & (round_ <= deadline[agent])
+
+
+def add_allocation(model: LinearModel, instance: Instance, *, integral: bool) -> AllocationColumns:
+    """Declare block ``x`` and the shared ``capacity`` and ``demand`` constraints.
+
+    The pair is declared as a bipartite transportation structure (left nodes:
+    agent-rounds with capacity ``d_i``; right nodes: pool-rounds with capacity
+    ``k_c``), so routes may exploit total unimodularity and min-cost flow while
+    no other constraint is added.
+    """
+    rounds = instance.rounds
+    size = instance.n_edges * rounds
+    edge = np.repeat(np.arange(instance.n_edges), rounds)
+    round_ = np.tile(np.arange(rounds), instance.n_edges)
+    agent = instance.edge_agent[edge]
+    pool = instance.edge_pool[edge]
+    upper = np.minimum(instance.effective_demands[agent], instance.counts[pool].astype(float))
+    upper = np.where(_active_upper(instance, agent, round_), upper, 0.0)
+    block = model.add_variables(
+        "x",
+        size,
+        lower=0.0,
+        upper=upper,
+        integer=integral,
+        description="devices of pool c given to agent i in round r, one column per edge and round",
+    )
+    model.add_transportation(
+        block,
+        left=agent * rounds + round_,
+        right=pool * rounds + round_,
+        left_capacity=np.repeat(instance.demands, rounds),
+        right_capacity=np.repeat(instance.counts.astype(float), rounds),
+        left_block="demand",
+        right_block="capacity",
+        left_description="sum_c x[i,c,r] <= d_i for each agent i and round r",
+        right_description="sum_i x[i,c,r] <= k_c for each pool c and round r",
+    )
+    return AllocationColumns(instance, block)
+
+
+def allocation_result(
+    instance: Instance,
+    method: str,
+    columns: AllocationColumns,
+    solution: Solution,
+    *,
+    fractional: bool,
+    params: dict,
+    details: dict | None = None,
+) -> Result:
+    """Package a solution of an allocation model as a :class:`Result`."""
+    timing = {"build_s": solution.build_s, "solve_s": solution.solve_s}
+    common = dict(
+        instance=instance.name,
+        method=method,
+        solver=solution.solver,
+        route=solution.route,
+        solver_status=solution.solver_status,
+        mode="fractional" if fractional else "integral",
+        params=params,
+        timing=timing,
+        message=solution.message,
+        details=details or {},
+    )
+    if solution.status == "infeasible":
+        return Result(status="infeasible", **common)
+    amounts = columns.amounts(solution)
+    if not fractional:
+        amounts = np.round(amounts)
+    amounts = np.where(np.abs(amounts) < 1e-12, 0.0, amounts)
+    utilities = edge_utilities(instance, amounts)
+    return Result(
+        status=solution.status,
+        objective=solution.objective,
+        bound=solution.bound,
+        gap=solution.gap,
+        allocation=allocation_records(instance, amounts),
+        utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
+        amounts=amounts,
+        **common,
+    )

@@ -1,0 +1,67 @@
+"""Weighted welfare maximisation (Pareto-optimal matching), ``models.md`` item 1.
+
+.. math::
+
+    \\max_x \\sum_i w_i U_i(x), \\qquad U_i(x) = \\sum_{c,r} u_{i,c,r}\\, x_{i,c,r}
+
+subject to the shared feasibility constraints (:mod:`laissez_opt.exact.common`):
+``capacity`` ``sum_i x[i,c,r] <= k_c``, ``demand`` ``sum_c x[i,c,r] <= d_i``,
+``x >= 0`` on edges, integral or fractional.
+
+With every ``w_i > 0`` each optimum is Pareto-optimal (a Pareto improvement
+would raise the weighted sum).  With unit demand and single devices it is the
+weighted bipartite matching (assignment) problem; in general a weighted
+b-matching.  The constraint matrix is the incidence matrix of a bipartite
+graph, so the LP relaxation has integral vertices: integral and fractional
+optima have the same value, and routes solve the integral model as an LP or a
+min-cost flow (see ``models/welfare.md``).
+
+References: thesis 002, eq. 3.6 (Pareto efficiency); Kuhn (1955) and
+Ahuja, Magnanti & Orlin, *Network Flows* (1993), ch. 9-11 (assignment, min-cost flow).
+
+Example
+-------
+>>> import laissez_opt as lo
+>>> inst = lo.Instance(pools=[lo.Pool("A10", count=1)],
+...                    agents=[lo.Agent("A"), lo.Agent("B")],
+...                    edges=[lo.Edge("A", "A10", 0.9), lo.Edge("B", "A10", 0.5)])
+>>> result = lo.solve(inst, "welfare")
+>>> result.status, result.objective, result.allocation[0]["agent"]
+('optimal', 0.9, 'A')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..instance import Instance
+from ..modeling import LinearModel, solve_model
+from ..result import Result
+from .common import add_allocation, allocation_result
+
+__all__ = ["build_welfare", "solve_welfare"]
+
+
+def build_welfare(instance: Instance, *, fractional: bool = False) -> tuple[LinearModel, object]:
+    """Declare the welfare model; returns ``(model, allocation columns)``."""
+    model = LinearModel("welfare", sense="max")
+    columns = add_allocation(model, instance, integral=not fractional)
+    weighted = instance.weights[columns.agent] * instance.edge_utility[columns.edge, columns.round]
+    model.set_objective(columns.block, weighted)
+    return model, columns
+
+
+def solve_welfare(
+    instance: Instance,
+    *,
+    fractional: bool = False,
+    solver: str = "highs",
+    via: str = "direct",
+    time_limit: float | None = None,
+    **options,
+) -> Result:
+    """Maximise ``sum_i w_i U_i(x)``; see the module docstring."""
+    model, columns = build_welfare(instance, fractional=fractional)
+    solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, **options)
+    params = {"time_limit": time_limit, "fractional": fractional, "via": via}
+    return allocation_result(instance, "welfare", columns, solution, fractional=fractional, params=params)

@@ -1,0 +1,1 @@
+"""Heuristics and baselines: one algorithm per module."""

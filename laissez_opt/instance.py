@@ -1,0 +1,362 @@
+"""The typed instance graph: agents, accelerator pools, compatibility edges, rounds.
+
+Notation (``models.md``): agents ``i in N`` with weight ``w_i`` and demand ``d_i``;
+pools ``c in C`` with ``k_c`` identical devices and base price ``b_c``; rounds
+``r in R``; an edge ``(i, c)`` carries ``u_{i,c,r}``, the utility of one device
+of pool ``c`` to agent ``i`` in round ``r``.  A missing edge means incompatible.
+
+The graph is held twice, each built once and only when first asked for:
+
+* as arrays for model building: the edge list (``edge_agent``, ``edge_pool``,
+  ``edge_utility`` of shape ``E x R``) and the dense views ``utility``
+  (``n x m x R``), ``counts``, ``weights``, ``demands``;
+* as a :mod:`networkx` bipartite graph (:attr:`Instance.graph`) for analysis.
+
+Example
+-------
+>>> from laissez_opt.instance import Instance, Pool, Agent, Edge
+>>> inst = Instance(pools=[Pool("A10", count=1)], agents=[Agent("A"), Agent("B")],
+...                 edges=[Edge("A", "A10", 0.9), Edge("B", "A10", 0.5)])
+>>> inst.utility.shape
+(2, 1, 1)
+>>> sorted(inst.graph.neighbors("pool:A10"))
+['agent:A', 'agent:B']
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["Pool", "Agent", "Edge", "Instance"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """``k_c`` identical devices of one hardware type, with base price ``b_c`` per device-hour."""
+
+    id: str
+    count: int = 1
+    cluster: str | None = None
+    base_price: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """A tenant, application or job ``i``.
+
+    ``demand`` is ``d_i``, the most devices usable in one round (``None``: unbounded);
+    ``work`` is ``W_i``; ``arrival`` ``a_i`` and ``deadline`` ``D_i`` are rounds;
+    ``elapsed`` is ``t_i``; ``migration_cost`` is ``mu_i``; ``arrivals`` holds the
+    per-round job arrivals of queue models.
+    """
+
+    id: str
+    weight: float = 1.0
+    demand: int | None = None
+    work: float | None = None
+    arrival: int = 0
+    deadline: int | None = None
+    elapsed: float = 0.0
+    migration_cost: float = 0.0
+    budget: float | None = None
+    arrivals: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """Compatibility of agent ``i`` with pool ``c``: ``u_{i,c,r}`` per device, optional bid and cost."""
+
+    agent: str
+    pool: str
+    utility: float | tuple[float, ...]
+    bid: float | None = None
+    cost: float | None = None
+
+    def utility_in(self, round_index: int) -> float:
+        """``u_{i,c,r}`` for round ``r`` (a scalar utility holds in every round)."""
+        if isinstance(self.utility, tuple):
+            return self.utility[round_index]
+        return self.utility
+
+
+def _finite(value, path: str, *, minimum: float | None = None, strict: bool = False):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(f"expected a finite number, got {value!r}", path=path)
+    if minimum is not None and (value <= minimum if strict else value < minimum):
+        relation = ">" if strict else ">="
+        raise InputError(f"must be {relation} {minimum:g}, got {value!r}", path=path)
+
+
+def check_instance(instance: "Instance") -> None:
+    """Reference and range checks that a JSON Schema cannot express.
+
+    Raises :class:`~laissez_opt.errors.InputError` naming the JSON path of the
+    first problem: duplicate ids, edges to unknown agents or pools, repeated
+    (agent, pool) pairs, per-round lists whose length is not ``rounds``, rounds
+    outside the horizon, non-finite numbers.
+    """
+    rounds = instance.rounds
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
+        raise InputError(f"rounds must be an integer >= 1, got {rounds!r}", path="$.rounds")
+    _finite(instance.round_hours, "$.round_hours", minimum=0, strict=True)
+    if not instance.pools:
+        raise InputError("an instance needs at least one pool", path="$.pools")
+    if not instance.agents:
+        raise InputError("an instance needs at least one agent", path="$.agents")
+    pool_ids: dict[str, int] = {}
+    for c, pool in enumerate(instance.pools):
+        where = f"$.pools[{c}]"
+        if pool.id in pool_ids:
+            raise InputError(
+                f"duplicate pool id {pool.id!r} (first at $.pools[{pool_ids[pool.id]}])",
+                path=f"{where}.id",
+            )
+        pool_ids[pool.id] = c
+        if not isinstance(pool.count, int) or isinstance(pool.count, bool) or pool.count < 1:
+            raise InputError(f"count must be an integer >= 1, got {pool.count!r}", path=f"{where}.count")
+        _finite(pool.base_price, f"{where}.base_price", minimum=0)
+    agent_ids: dict[str, int] = {}
+    for i, agent in enumerate(instance.agents):
+        where = f"$.agents[{i}]"
+        if agent.id in agent_ids:
+            raise InputError(
+                f"duplicate agent id {agent.id!r} (first at $.agents[{agent_ids[agent.id]}])",
+                path=f"{where}.id",
+            )
+        agent_ids[agent.id] = i
+        _finite(agent.weight, f"{where}.weight", minimum=0, strict=True)
+        if agent.demand is not None and (
+            not isinstance(agent.demand, int) or isinstance(agent.demand, bool) or agent.demand < 0
+        ):
+            raise InputError(
+                f"demand must be an integer >= 0 or null, got {agent.demand!r}", path=f"{where}.demand"
+            )
+        for name in ("work", "elapsed", "migration_cost", "budget"):
+            value = getattr(agent, name)
+            if value is not None:
+                _finite(value, f"{where}.{name}", minimum=0)
+        if not (0 <= agent.arrival < rounds):
+            raise InputError(
+                f"arrival round {agent.arrival} is outside the horizon 0..{rounds - 1}",
+                path=f"{where}.arrival",
+            )
+        if agent.deadline is not None and agent.deadline < agent.arrival:
+            raise InputError(
+                f"deadline {agent.deadline} is before the arrival round {agent.arrival}",
+                path=f"{where}.deadline",
+            )
+        if agent.arrivals is not None:
+            if len(agent.arrivals) != rounds:
+                raise InputError(
+                    f"arrivals has {len(agent.arrivals)} entries but the instance has {rounds} rounds",
+                    path=f"{where}.arrivals",
+                )
+            for r, value in enumerate(agent.arrivals):
+                _finite(value, f"{where}.arrivals[{r}]", minimum=0)
+    seen: dict[tuple[str, str], int] = {}
+    for e, edge in enumerate(instance.edges):
+        where = f"$.edges[{e}]"
+        if edge.agent not in agent_ids:
+            raise InputError(f"unknown agent id {edge.agent!r}", path=f"{where}.agent")
+        if edge.pool not in pool_ids:
+            raise InputError(f"unknown pool id {edge.pool!r}", path=f"{where}.pool")
+        key = (edge.agent, edge.pool)
+        if key in seen:
+            raise InputError(
+                f"second edge for agent {edge.agent!r} and pool {edge.pool!r} "
+                f"(first at $.edges[{seen[key]}])",
+                path=where,
+            )
+        seen[key] = e
+        if isinstance(edge.utility, tuple):
+            if len(edge.utility) != rounds:
+                raise InputError(
+                    f"utility has {len(edge.utility)} entries but the instance has {rounds} rounds",
+                    path=f"{where}.utility",
+                )
+            for r, value in enumerate(edge.utility):
+                _finite(value, f"{where}.utility[{r}]", minimum=0)
+        else:
+            _finite(edge.utility, f"{where}.utility", minimum=0)
+        for name in ("bid", "cost"):
+            value = getattr(edge, name)
+            if value is not None:
+                _finite(value, f"{where}.{name}", minimum=0)
+
+
+class Instance:
+    """One allocation problem: pools, agents, compatibility edges and rounds.
+
+    Construction checks references and ranges (:func:`check_instance`); the
+    array and graph views are built on first use and cached.  Instances are
+    treated as immutable.
+    """
+
+    def __init__(
+        self,
+        pools: Sequence[Pool],
+        agents: Sequence[Agent],
+        edges: Iterable[Edge],
+        *,
+        rounds: int = 1,
+        round_hours: float = 1.0,
+        name: str = "instance",
+        description: str = "",
+        source: str | None = None,
+    ):
+        self.pools: tuple[Pool, ...] = tuple(pools)
+        self.agents: tuple[Agent, ...] = tuple(agents)
+        self.edges: tuple[Edge, ...] = tuple(edges)
+        self.rounds = rounds
+        self.round_hours = round_hours
+        self.name = name
+        self.description = description
+        self.source = source
+        try:
+            check_instance(self)
+        except InputError as err:
+            raise err.located(source or "<python>")
+
+    def __repr__(self) -> str:
+        return (
+            f"Instance({self.name!r}: {self.n_agents} agents, {self.n_pools} pools "
+            f"({int(self.counts.sum())} devices), {len(self.edges)} edges, {self.rounds} rounds)"
+        )
+
+    # ----------------------------------------------------------------- sizes
+    @property
+    def n_agents(self) -> int:
+        return len(self.agents)
+
+    @property
+    def n_pools(self) -> int:
+        return len(self.pools)
+
+    @property
+    def n_edges(self) -> int:
+        return len(self.edges)
+
+    # --------------------------------------------------------------- indices
+    @cached_property
+    def agent_index(self) -> dict[str, int]:
+        """Agent id -> row ``i`` of every array view."""
+        return {agent.id: i for i, agent in enumerate(self.agents)}
+
+    @cached_property
+    def pool_index(self) -> dict[str, int]:
+        """Pool id -> column ``c`` of every array view."""
+        return {pool.id: c for c, pool in enumerate(self.pools)}
+
+    # ------------------------------------------------------------ edge views
+    @cached_property
+    def edge_agent(self) -> np.ndarray:
+        """Agent row of each edge, shape ``(E,)``."""
+        index = self.agent_index
+        return np.fromiter((index[e.agent] for e in self.edges), dtype=np.int64, count=self.n_edges)
+
+    @cached_property
+    def edge_pool(self) -> np.ndarray:
+        """Pool column of each edge, shape ``(E,)``."""
+        index = self.pool_index
+        return np.fromiter((index[e.pool] for e in self.edges), dtype=np.int64, count=self.n_edges)
+
+    @cached_property
+    def edge_utility(self) -> np.ndarray:
+        """``u_{i,c,r}`` per edge and round, shape ``(E, R)``."""
+        out = np.empty((self.n_edges, self.rounds), dtype=np.float64)
+        for e, edge in enumerate(self.edges):
+            out[e, :] = edge.utility
+        return out
+
+    @cached_property
+    def edge_bid(self) -> np.ndarray:
+        """Bid per edge (max price per device-hour); the utility's first round where no bid is given."""
+        return np.array(
+            [e.bid if e.bid is not None else e.utility_in(0) for e in self.edges], dtype=np.float64
+        )
+
+    @cached_property
+    def edge_cost(self) -> np.ndarray:
+        """Money to run the whole job on the edge's pool; NaN where the file gives none."""
+        return np.array(
+            [e.cost if e.cost is not None else np.nan for e in self.edges], dtype=np.float64
+        )
+
+    # ----------------------------------------------------------- dense views
+    @cached_property
+    def utility(self) -> np.ndarray:
+        """Dense utility tensor ``u[i, c, r]``, shape ``(n, m, R)``, 0 off edges."""
+        out = np.zeros((self.n_agents, self.n_pools, self.rounds), dtype=np.float64)
+        out[self.edge_agent, self.edge_pool, :] = self.edge_utility
+        return out
+
+    @cached_property
+    def compatible(self) -> np.ndarray:
+        """Boolean ``(n, m)``: True where an edge exists."""
+        out = np.zeros((self.n_agents, self.n_pools), dtype=bool)
+        out[self.edge_agent, self.edge_pool] = True
+        return out
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        """``k_c`` per pool, shape ``(m,)``, integer."""
+        return np.array([p.count for p in self.pools], dtype=np.int64)
+
+    @cached_property
+    def base_prices(self) -> np.ndarray:
+        """``b_c`` per pool, shape ``(m,)``."""
+        return np.array([p.base_price for p in self.pools], dtype=np.float64)
+
+    @cached_property
+    def weights(self) -> np.ndarray:
+        """``w_i`` per agent, shape ``(n,)``."""
+        return np.array([a.weight for a in self.agents], dtype=np.float64)
+
+    @cached_property
+    def demands(self) -> np.ndarray:
+        """``d_i`` per agent, shape ``(n,)``; ``inf`` where unbounded."""
+        return np.array(
+            [np.inf if a.demand is None else float(a.demand) for a in self.agents], dtype=np.float64
+        )
+
+    @cached_property
+    def effective_demands(self) -> np.ndarray:
+        """``min(d_i, sum of k_c over the agent's compatible pools)``: a finite per-round cap."""
+        reachable = np.zeros(self.n_agents, dtype=np.float64)
+        np.add.at(reachable, self.edge_agent, self.counts[self.edge_pool].astype(np.float64))
+        return np.minimum(self.demands, reachable)
+
+    # ------------------------------------------------------------ the graph
+    @cached_property
+    def graph(self):
+        """The bipartite :class:`networkx.Graph`.
+
+        Nodes are ``"agent:<id>"`` (``bipartite=0``) and ``"pool:<id>"`` (``bipartite=1``)
+        with their records as the ``data`` attribute; edges carry ``utility`` (a tuple
+        over rounds), ``bid`` and ``cost``.
+        """
+        import networkx as nx
+
+        g = nx.Graph(name=self.name, rounds=self.rounds, round_hours=self.round_hours)
+        g.add_nodes_from((f"agent:{a.id}", {"bipartite": 0, "data": a}) for a in self.agents)
+        g.add_nodes_from((f"pool:{p.id}", {"bipartite": 1, "data": p}) for p in self.pools)
+        g.add_edges_from(
+            (
+                f"agent:{e.agent}",
+                f"pool:{e.pool}",
+                {
+                    "utility": tuple(e.utility) if isinstance(e.utility, tuple) else (e.utility,) * self.rounds,
+                    "bid": e.bid,
+                    "cost": e.cost,
+                },
+            )
+            for e in self.edges
+        )
+        return g

@@ -1,0 +1,24 @@
+"""Reading and writing the package's file formats (instances and results)."""
+
+from .instance_file import (
+    dumps_instance,
+    instance_from_dict,
+    instance_to_dict,
+    load_instance,
+    save_instance,
+)
+from .jsonfile import parse_json, read_json, write_atomic
+from .schema import load_schema, validate
+
+__all__ = [
+    "dumps_instance",
+    "instance_from_dict",
+    "instance_to_dict",
+    "load_instance",
+    "save_instance",
+    "parse_json",
+    "read_json",
+    "write_atomic",
+    "load_schema",
+    "validate",
+]

@@ -1,0 +1,334 @@
+"""Declared linear models: one declaration, several solver routes.
+
+A model is declared once, as named blocks over the instance's numpy views:
+
+* variable blocks (``x``: one variable per edge and round, with bounds and
+  integrality);
+* constraint blocks (``capacity``, ``demand``, ...): sparse rows given as
+  coordinate triplets over a block's local indices, with lower and upper
+  bounds;
+* a linear objective and its sense.
+
+The declaration is solver-neutral.  :mod:`laissez_opt.modeling.solve` lowers it
+to highspy's matrix API (the fast default), to a readable Pyomo model (LP/MPS
+export and any solver Pyomo supports) or to OR-Tools (a network-flow solver
+when the declaration carries a :class:`Transportation` structure, GLOP for
+LPs, CP-SAT or SCIP for integer programs).  Block names are the symbols of the
+formulation documents in ``models/``; a test checks that they agree.
+
+Example
+-------
+>>> import numpy as np
+>>> from laissez_opt.modeling.linear import LinearModel
+>>> m = LinearModel("toy", sense="max")
+>>> x = m.add_variables("x", 2, upper=1.0)
+>>> m.add_constraints("budget", rows=np.array([0, 0]), cols=x.columns([0, 1]),
+...                   coefs=np.array([1.0, 1.0]), upper=np.array([1.0]))
+>>> m.set_objective(x, np.array([2.0, 3.0]))
+>>> m.n_cols, m.n_rows
+(2, 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["VariableBlock", "ConstraintBlock", "Transportation", "LinearModel"]
+
+INF = float("inf")
+
+
+@dataclass
+class VariableBlock:
+    """A named vector of variables occupying columns ``start .. start + size - 1``."""
+
+    name: str
+    start: int
+    size: int
+    lower: np.ndarray
+    upper: np.ndarray
+    integer: bool
+    description: str = ""
+    labels: Sequence[str] | None = None
+
+    def columns(self, local) -> np.ndarray:
+        """Global column indices of local indices ``local``."""
+        return self.start + np.asarray(local, dtype=np.int64)
+
+    @property
+    def slice(self) -> slice:
+        return slice(self.start, self.start + self.size)
+
+
+@dataclass
+class ConstraintBlock:
+    """Rows ``lower <= A x <= upper`` named as one family of constraints."""
+
+    name: str
+    start: int
+    size: int
+    rows: np.ndarray  # local row of each coefficient
+    cols: np.ndarray  # global column of each coefficient
+    coefs: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    description: str = ""
+
+
+@dataclass
+class Transportation:
+    """Proof that a model is a bipartite transportation problem.
+
+    Variable block ``arcs`` holds one variable per arc from a left node
+    (``left[k]``) to a right node (``right[k]``); the only constraints are the
+    two blocks named ``left_block`` (sum over arcs leaving each left node
+    ``<= left_capacity``) and ``right_block`` (sum over arcs entering each right
+    node ``<= right_capacity``), all with coefficient 1.  The constraint matrix
+    is the incidence matrix of a bipartite graph, hence totally unimodular: with
+    integer capacities and bounds every vertex of the LP is integral, and the
+    model is a min-cost flow.  :meth:`LinearModel.transportation` returns the
+    structure only while the model still has exactly this shape.
+    """
+
+    arcs: str
+    left: np.ndarray
+    right: np.ndarray
+    left_capacity: np.ndarray
+    right_capacity: np.ndarray
+    left_block: str
+    right_block: str
+
+
+class LinearModel:
+    """A linear (or mixed-integer linear) model declared as named blocks."""
+
+    def __init__(self, name: str, *, sense: str = "max"):
+        if sense not in ("max", "min"):
+            raise ValueError(f"sense must be 'max' or 'min', got {sense!r}")
+        self.name = name
+        self.sense = sense
+        self.variables: dict[str, VariableBlock] = {}
+        self.constraints: dict[str, ConstraintBlock] = {}
+        self.n_cols = 0
+        self.n_rows = 0
+        self.objective = np.zeros(0)
+        self.objective_offset = 0.0
+        self._transportation: Transportation | None = None
+
+    # ------------------------------------------------------------ declaring
+    def add_variables(
+        self,
+        name: str,
+        size: int,
+        *,
+        lower=0.0,
+        upper=INF,
+        integer: bool = False,
+        description: str = "",
+        labels: Sequence[str] | None = None,
+    ) -> VariableBlock:
+        """Declare ``size`` variables named ``name`` with bounds ``lower <= v <= upper``."""
+        if name in self.variables:
+            raise ValueError(f"variable block {name!r} declared twice")
+        block = VariableBlock(
+            name,
+            self.n_cols,
+            int(size),
+            np.broadcast_to(np.asarray(lower, dtype=np.float64), (size,)).copy(),
+            np.broadcast_to(np.asarray(upper, dtype=np.float64), (size,)).copy(),
+            bool(integer),
+            description,
+            labels,
+        )
+        self.variables[name] = block
+        self.n_cols += block.size
+        self.objective = np.concatenate([self.objective, np.zeros(block.size)])
+        return block
+
+    def add_constraints(
+        self,
+        name: str,
+        *,
+        rows: np.ndarray,
+        cols: np.ndarray,
+        coefs: np.ndarray,
+        lower=None,
+        upper=None,
+        n_rows: int | None = None,
+        description: str = "",
+    ) -> ConstraintBlock:
+        """Declare rows ``lower <= sum coefs * x[cols] <= upper`` (``None`` bound: unbounded).
+
+        ``rows`` are local row indices (0-based within this block), ``cols`` global
+        column indices (use :meth:`VariableBlock.columns`).
+        """
+        if name in self.constraints:
+            raise ValueError(f"constraint block {name!r} declared twice")
+        rows = np.asarray(rows, dtype=np.int64)
+        size = int(n_rows if n_rows is not None else (rows.max() + 1 if rows.size else 0))
+        lo = np.full(size, -INF) if lower is None else np.broadcast_to(np.asarray(lower, float), (size,)).copy()
+        up = np.full(size, INF) if upper is None else np.broadcast_to(np.asarray(upper, float), (size,)).copy()
+        block = ConstraintBlock(
+            name,
+            self.n_rows,
+            size,
+            rows,
+            np.asarray(cols, dtype=np.int64),
+            np.asarray(coefs, dtype=np.float64),
+            lo,
+            up,
+            description,
+        )
+        self.constraints[name] = block
+        self.n_rows += size
+        return block
+
+    def set_objective(self, block: VariableBlock, coefs, *, offset: float = 0.0) -> None:
+        """Objective coefficients of one block (other blocks keep theirs)."""
+        self.objective[block.slice] = np.asarray(coefs, dtype=np.float64)
+        self.objective_offset = float(offset)
+
+    def add_transportation(
+        self,
+        arcs: VariableBlock,
+        *,
+        left: np.ndarray,
+        right: np.ndarray,
+        left_capacity: np.ndarray,
+        right_capacity: np.ndarray,
+        left_block: str,
+        right_block: str,
+        left_description: str = "",
+        right_description: str = "",
+    ) -> None:
+        """Declare both capacity families of a bipartite transportation problem at once.
+
+        Adds ``left_block``: for each left node ``l``, ``sum_{k: left[k]=l} arcs[k] <= left_capacity[l]``
+        and ``right_block`` likewise, and records the :class:`Transportation` structure.
+        Infinite capacities produce no row.
+        """
+        left = np.asarray(left, dtype=np.int64)
+        right = np.asarray(right, dtype=np.int64)
+        columns = arcs.columns(np.arange(arcs.size))
+        for block_name, nodes, capacity, text in (
+            (left_block, left, np.asarray(left_capacity, float), left_description),
+            (right_block, right, np.asarray(right_capacity, float), right_description),
+        ):
+            finite = np.isfinite(capacity)
+            # Renumber the finite-capacity nodes densely: rows only where a bound binds.
+            row_of = np.full(capacity.size, -1, dtype=np.int64)
+            row_of[finite] = np.arange(int(finite.sum()))
+            keep = finite[nodes]
+            self.add_constraints(
+                block_name,
+                rows=row_of[nodes[keep]],
+                cols=columns[keep],
+                coefs=np.ones(int(keep.sum())),
+                upper=capacity[finite],
+                n_rows=int(finite.sum()),
+                description=text,
+            )
+        self._transportation = Transportation(
+            arcs.name,
+            left,
+            right,
+            np.asarray(left_capacity, float),
+            np.asarray(right_capacity, float),
+            left_block,
+            right_block,
+        )
+
+    # --------------------------------------------------------------- queries
+    def transportation(self) -> Transportation | None:
+        """The transportation structure if the model still has exactly that shape, else None."""
+        t = self._transportation
+        if t is None:
+            return None
+        if set(self.variables) != {t.arcs} or set(self.constraints) != {t.left_block, t.right_block}:
+            return None
+        block = self.variables[t.arcs]
+        if np.any(block.lower != 0):
+            return None
+        return t
+
+    @property
+    def is_integer(self) -> bool:
+        return any(b.integer for b in self.variables.values())
+
+    def integrality_is_free(self) -> bool:
+        """True when the LP relaxation provably has an integral optimal vertex.
+
+        That holds for a transportation structure (totally unimodular matrix)
+        whose capacities and variable bounds are integers.
+        """
+        t = self.transportation()
+        if t is None:
+            return False
+        block = self.variables[t.arcs]
+        caps = np.concatenate([t.left_capacity, t.right_capacity, block.upper])
+        caps = caps[np.isfinite(caps)]
+        return bool(np.all(caps == np.round(caps)))
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Column lower bounds, upper bounds and integrality flags."""
+        lower = np.empty(self.n_cols)
+        upper = np.empty(self.n_cols)
+        integer = np.zeros(self.n_cols, dtype=bool)
+        for b in self.variables.values():
+            lower[b.slice] = b.lower
+            upper[b.slice] = b.upper
+            integer[b.slice] = b.integer
+        return lower, upper, integer
+
+    def row_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        lower = np.empty(self.n_rows)
+        upper = np.empty(self.n_rows)
+        for b in self.constraints.values():
+            lower[b.start : b.start + b.size] = b.lower
+            upper[b.start : b.start + b.size] = b.upper
+        return lower, upper
+
+    def triplets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """All coefficients as global (row, column, value) triplets."""
+        if not self.constraints:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        rows = np.concatenate([b.start + b.rows for b in self.constraints.values()])
+        cols = np.concatenate([b.cols for b in self.constraints.values()])
+        vals = np.concatenate([b.coefs for b in self.constraints.values()])
+        return rows, cols, vals
+
+    def csc(self):
+        """The constraint matrix in compressed sparse column form (``scipy.sparse``)."""
+        from scipy.sparse import coo_matrix
+
+        rows, cols, vals = self.triplets()
+        return coo_matrix((vals, (rows, cols)), shape=(self.n_rows, self.n_cols)).tocsc()
+
+    def objective_value(self, values: np.ndarray) -> float:
+        return float(self.objective @ values) + self.objective_offset
+
+    def max_violation(self, values: np.ndarray) -> float:
+        """Largest bound or row violation of ``values`` (0 when feasible)."""
+        lower, upper, integer = self.bounds()
+        worst = float(np.max(np.maximum(lower - values, values - upper), initial=0.0))
+        if self.n_rows:
+            activity = self.csc() @ values
+            rl, ru = self.row_bounds()
+            worst = max(worst, float(np.max(np.maximum(rl - activity, activity - ru), initial=0.0)))
+        if integer.any():
+            worst = max(worst, float(np.max(np.abs(values[integer] - np.round(values[integer])), initial=0.0)))
+        return worst
+
+    def summary(self) -> dict:
+        """Sizes and structure, for reports and for the formulation-document test."""
+        return {
+            "name": self.name,
+            "sense": self.sense,
+            "variables": {b.name: b.size for b in self.variables.values()},
+            "constraints": {b.name: b.size for b in self.constraints.values()},
+            "integer": self.is_integer,
+            "transportation": self.transportation() is not None,
+        }

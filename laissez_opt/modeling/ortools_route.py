@@ -1,0 +1,281 @@
+"""Lowering to Google OR-Tools, choosing the solver the structure allows.
+
+* A declaration carrying a :class:`~laissez_opt.modeling.linear.Transportation`
+  structure is a min-cost flow: ``SimpleMinCostFlow`` (integer arithmetic, so
+  objective coefficients are scaled to integers; the scaling error is bounded
+  and reported, and ``optimal`` is claimed only when it is negligible).
+* Any other LP goes to GLOP (primal-dual simplex).
+* An integer program goes to CP-SAT when it is small and its rows have integer
+  coefficients and bounds, otherwise to SCIP through ``pywraplp``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..errors import NoSolutionError, SolverUnavailableError
+from .linear import LinearModel
+from .solution import Solution, relative_gap
+
+__all__ = ["solve_ortools", "CP_SAT_MAX_COLUMNS"]
+
+CP_SAT_MAX_COLUMNS = 5000
+_EXACT_TOLERANCE = 1e-9
+
+
+def _integer_scale(costs: np.ndarray, total_flow: float) -> tuple[float, float]:
+    """Pick ``10**k`` so ``costs * 10**k`` are integers (or as close as int64 allows).
+
+    Returns (scale, worst rounding error per unit of flow in original units).
+    """
+    biggest = float(np.max(np.abs(costs), initial=0.0))
+    if biggest == 0.0:
+        return 1.0, 0.0
+    # Total cost must stay below 2**62 in the flow solver's int64 arithmetic.
+    limit = 2.0**62 / max(1.0, total_flow) / biggest
+    best = (1.0, math.inf)
+    for k in range(0, 16):
+        scale = 10.0**k
+        if scale > limit:
+            break
+        err = float(np.max(np.abs(np.round(costs * scale) / scale - costs)))
+        best = (scale, err)
+        if err <= 1e-12 * biggest:
+            return scale, 0.0
+    return best
+
+
+def _solve_min_cost_flow(model: LinearModel, time_limit, t0) -> Solution:
+    from ortools.graph.python import min_cost_flow
+
+    t = model.transportation()
+    arcs = model.variables[t.arcs]
+    costs = model.objective[arcs.slice]
+    if model.sense == "max":
+        costs = -costs
+    left_cap = t.left_capacity.copy()
+    right_cap = t.right_capacity.copy()
+    arc_cap = arcs.upper.copy()
+    total = float(np.sum(right_cap[np.isfinite(right_cap)]))
+    if not np.all(np.isfinite(right_cap)):
+        total = min(total if np.isfinite(total) else math.inf, float(np.sum(left_cap)))
+    if not math.isfinite(total):
+        total = float(np.sum(np.minimum(arc_cap, 2**40)))
+    big = int(min(total, 2**50))
+    left_cap = np.where(np.isfinite(left_cap), left_cap, big).astype(np.int64)
+    right_cap = np.where(np.isfinite(right_cap), right_cap, big).astype(np.int64)
+    arc_cap = np.where(np.isfinite(arc_cap), np.minimum(arc_cap, big), big).astype(np.int64)
+    scale, err = _integer_scale(costs, total)
+    int_costs = np.round(costs * scale).astype(np.int64)
+    # Arcs that cannot improve the objective never carry flow in some optimum; drop them.
+    useful = int_costs < 0
+    n_left, n_right = left_cap.size, right_cap.size
+    source, sink = n_left + n_right, n_left + n_right + 1
+    flow = min_cost_flow.SimpleMinCostFlow()
+    tails = np.concatenate([np.full(n_left, source), t.left[useful], n_left + np.arange(n_right), [source]])
+    heads = np.concatenate([np.arange(n_left), n_left + t.right[useful], np.full(n_right, sink), [sink]])
+    caps = np.concatenate([left_cap, arc_cap[useful], right_cap, [big]])
+    unit = np.concatenate([np.zeros(n_left, np.int64), int_costs[useful], np.zeros(n_right + 1, np.int64)])
+    flow.add_arcs_with_capacity_and_unit_cost(tails, heads, caps, unit)
+    supplies = np.zeros(n_left + n_right + 2, dtype=np.int64)
+    supplies[source], supplies[sink] = big, -big
+    flow.set_nodes_supplies(np.arange(supplies.size), supplies)
+    build_s = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    status = flow.solve()
+    solve_s = time.perf_counter() - t1
+    if status != flow.OPTIMAL:
+        if status == flow.INFEASIBLE:
+            return Solution("infeasible", None, None, None, None, "ortools", "ortools-min-cost-flow", build_s, solve_s, str(status))
+        raise NoSolutionError(f"OR-Tools min-cost flow returned status {status}")
+    middle = np.arange(n_left, n_left + int(useful.sum()))
+    values = np.zeros(model.n_cols)
+    arc_values = np.zeros(arcs.size)
+    arc_values[np.flatnonzero(useful)] = flow.flows(middle)
+    values[arcs.slice] = arc_values
+    objective = model.objective_value(values)
+    # With rounded costs, any flow's true value is within err per unit of its rounded value.
+    slack = 2.0 * err * float(arc_values.sum() if err == 0 else total)
+    bound = objective + (slack if model.sense == "max" else -slack)
+    gap = relative_gap(objective, bound)
+    proven = gap is not None and gap <= _EXACT_TOLERANCE
+    return Solution(
+        "optimal" if proven else "feasible",
+        values,
+        objective,
+        bound,
+        gap,
+        "ortools",
+        "ortools-min-cost-flow",
+        build_s,
+        solve_s,
+        "OPTIMAL",
+        "" if err == 0 else f"objective coefficients scaled by {scale:g}; rounding bound {slack:.3g}",
+        {"cost_scale": scale},
+    )
+
+
+def _solve_pywraplp(model: LinearModel, backend: str, relax: bool, time_limit, threads, mip_gap, t0) -> Solution:
+    from ortools.linear_solver import pywraplp
+
+    solver = pywraplp.Solver.CreateSolver(backend)
+    if solver is None:
+        raise SolverUnavailableError(f"OR-Tools backend {backend} is not available")
+    inf = solver.infinity()
+    lower, upper, integer = model.bounds()
+    variables = [
+        solver.Var(
+            -inf if math.isinf(lo) else lo,
+            inf if math.isinf(up) else up,
+            bool(flag and not relax),
+            f"v{j}",
+        )
+        for j, (lo, up, flag) in enumerate(zip(lower.tolist(), upper.tolist(), integer.tolist()))
+    ]
+    matrix = model.csc().tocsr()
+    row_lower, row_upper = model.row_bounds()
+    indptr, indices, data = matrix.indptr, matrix.indices.tolist(), matrix.data.tolist()
+    for r in range(model.n_rows):
+        row = solver.RowConstraint(
+            -inf if math.isinf(row_lower[r]) else float(row_lower[r]),
+            inf if math.isinf(row_upper[r]) else float(row_upper[r]),
+            "",
+        )
+        for k in range(indptr[r], indptr[r + 1]):
+            row.SetCoefficient(variables[indices[k]], data[k])
+    objective = solver.Objective()
+    for j in np.flatnonzero(model.objective).tolist():
+        objective.SetCoefficient(variables[j], float(model.objective[j]))
+    objective.SetOffset(model.objective_offset)
+    objective.SetMaximization() if model.sense == "max" else objective.SetMinimization()
+    if time_limit is not None:
+        solver.SetTimeLimit(int(time_limit * 1000))
+    if threads is not None:
+        solver.SetNumThreads(int(threads))
+    params = pywraplp.MPSolverParameters()
+    is_mip = bool(integer.any() and not relax)
+    if is_mip:
+        params.SetDoubleParam(params.RELATIVE_MIP_GAP, mip_gap)
+    build_s = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    status = solver.Solve(params)
+    solve_s = time.perf_counter() - t1
+    route = f"ortools-{backend.lower()}"
+    names = {
+        solver.OPTIMAL: "OPTIMAL", solver.FEASIBLE: "FEASIBLE", solver.INFEASIBLE: "INFEASIBLE",
+        solver.UNBOUNDED: "UNBOUNDED", solver.ABNORMAL: "ABNORMAL", solver.NOT_SOLVED: "NOT_SOLVED",
+    }
+    text = names.get(status, str(status))
+    if status == solver.INFEASIBLE:
+        return Solution("infeasible", None, None, None, None, "ortools", route, build_s, solve_s, text)
+    if status not in (solver.OPTIMAL, solver.FEASIBLE):
+        raise NoSolutionError(f"OR-Tools {backend} returned {text}")
+    values = np.array([v.solution_value() for v in variables])
+    value = float(objective.Value())
+    bound = float(objective.BestBound()) if is_mip else (value if status == solver.OPTIMAL else None)
+    if status == solver.OPTIMAL:
+        state = "optimal"
+    else:
+        hit_limit = time_limit is not None and solve_s >= 0.95 * time_limit
+        state = "time_limit" if hit_limit else "feasible"
+    return Solution(state, values, value, bound, relative_gap(value, bound), "ortools", route, build_s, solve_s, text)
+
+
+def _cp_sat_eligible(model: LinearModel) -> bool:
+    lower, upper, integer = model.bounds()
+    if not integer.all() or model.n_cols > CP_SAT_MAX_COLUMNS:
+        return False
+    _, _, vals = model.triplets()
+    row_lower, row_upper = model.row_bounds()
+    finite = np.concatenate([lower, upper, row_lower, row_upper, vals])
+    finite = finite[np.isfinite(finite)]
+    return bool(np.all(finite == np.round(finite)))
+
+
+def _solve_cp_sat(model: LinearModel, time_limit, threads, t0) -> Solution:
+    from ortools.sat.python import cp_model
+
+    lower, upper, _ = model.bounds()
+    cap = 2**40
+    m = cp_model.CpModel()
+    xs = [
+        m.new_int_var(int(max(lo, -cap)), int(min(up, cap)), f"v{j}")
+        for j, (lo, up) in enumerate(zip(lower.tolist(), upper.tolist()))
+    ]
+    matrix = model.csc().tocsr()
+    row_lower, row_upper = model.row_bounds()
+    for r in range(model.n_rows):
+        lo, hi = matrix.indptr[r], matrix.indptr[r + 1]
+        expr = sum(int(c) * xs[j] for j, c in zip(matrix.indices[lo:hi].tolist(), matrix.data[lo:hi].tolist()))
+        rl, ru = row_lower[r], row_upper[r]
+        m.add_linear_constraint(expr, int(max(rl, -cap)) if np.isfinite(rl) else -cap, int(min(ru, cap)) if np.isfinite(ru) else cap)
+    nz = np.flatnonzero(model.objective)
+    objective_expr = cp_model.LinearExpr.weighted_sum([xs[j] for j in nz.tolist()], model.objective[nz].tolist())
+    m.maximize(objective_expr) if model.sense == "max" else m.minimize(objective_expr)
+    solver = cp_model.CpSolver()
+    if time_limit is not None:
+        solver.parameters.max_time_in_seconds = float(time_limit)
+    solver.parameters.num_workers = int(threads) if threads else 2
+    # Floating-point objectives are proven to within this absolute gap; keep it tight.
+    solver.parameters.absolute_gap_limit = 1e-9
+    build_s = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    status = solver.solve(m)
+    solve_s = time.perf_counter() - t1
+    text = solver.status_name(status)
+    if status == cp_model.INFEASIBLE:
+        return Solution("infeasible", None, None, None, None, "ortools", "ortools-cp-sat", build_s, solve_s, text)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise NoSolutionError(f"CP-SAT returned {text}")
+    values = np.array([solver.value(x) for x in xs], dtype=np.float64)
+    objective = model.objective_value(values)
+    bound = float(solver.best_objective_bound) + model.objective_offset
+    if status == cp_model.OPTIMAL:
+        state = "optimal"
+    else:
+        state = "time_limit" if time_limit is not None else "feasible"
+    return Solution(state, values, objective, bound, relative_gap(objective, bound), "ortools", "ortools-cp-sat", build_s, solve_s, text)
+
+
+def solve_ortools(
+    model: LinearModel,
+    *,
+    time_limit: float | None = None,
+    threads: int | None = None,
+    mip_gap: float = 1e-7,
+    backend: str | None = None,
+) -> Solution:
+    """Solve ``model`` with the OR-Tools solver its structure calls for.
+
+    ``backend`` forces one of ``"min_cost_flow"``, ``"glop"``, ``"cp_sat"``, ``"scip"``.
+    """
+    t0 = time.perf_counter()
+    if backend is None:
+        if model.transportation() is not None and (not model.is_integer or model.integrality_is_free()):
+            backend = "min_cost_flow"
+        elif not model.is_integer or model.integrality_is_free():
+            backend = "glop"
+        elif _cp_sat_eligible(model):
+            backend = "cp_sat"
+        else:
+            backend = "scip"
+    if backend == "min_cost_flow":
+        if model.transportation() is None:
+            raise SolverUnavailableError(f"model {model.name!r} is not a transportation problem; min-cost flow does not apply")
+        if not model.integrality_is_free():
+            raise SolverUnavailableError("min-cost flow needs integer capacities")
+        return _solve_min_cost_flow(model, time_limit, t0)
+    if backend == "glop":
+        if model.is_integer and not model.integrality_is_free():
+            raise SolverUnavailableError("GLOP solves LPs only; this model needs integrality")
+        return _solve_pywraplp(model, "GLOP", True, time_limit, threads, mip_gap, t0)
+    if backend == "cp_sat":
+        if not _cp_sat_eligible(model):
+            raise SolverUnavailableError("CP-SAT needs a small all-integer model with integer coefficients")
+        return _solve_cp_sat(model, time_limit, threads, t0)
+    if backend == "scip":
+        return _solve_pywraplp(model, "SCIP", False, time_limit, threads, mip_gap, t0)
+    raise SolverUnavailableError(f"unknown OR-Tools backend {backend!r} (min_cost_flow, glop, cp_sat, scip)")

@@ -1,0 +1,50 @@
+"""What a solver route returns: status, values, objective, bound, gap, timings."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Solution", "relative_gap", "STATUSES"]
+
+STATUSES = ("optimal", "feasible", "time_limit", "infeasible")
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """``|bound - objective| / max(|objective|, 1e-10)``; 0 when both are 0; None if unknown."""
+    if objective is None or bound is None or not math.isfinite(bound):
+        return None
+    diff = abs(bound - objective)
+    if diff <= 1e-12 * max(1.0, abs(objective)):
+        return 0.0
+    return diff / max(abs(objective), 1e-10)
+
+
+@dataclass
+class Solution:
+    """One solve of a declared model.
+
+    ``status`` is one of :data:`STATUSES`; ``optimal`` only when the route proved
+    it (within the solver's stated tolerances).  ``bound`` is the best proven
+    bound on the objective (dual bound), ``gap`` the relative distance between
+    them.  ``values`` is the full column vector (None when infeasible).
+    """
+
+    status: str
+    values: np.ndarray | None
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    solver: str
+    route: str
+    build_s: float
+    solve_s: float
+    solver_status: str = ""
+    message: str = ""
+    details: dict = field(default_factory=dict)
+
+    def block(self, model, name: str) -> np.ndarray:
+        """Values of variable block ``name`` of ``model``."""
+        return self.values[model.variables[name].slice]

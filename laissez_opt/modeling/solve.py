@@ -1,0 +1,49 @@
+"""One entry point for every route: ``solve_model(model, solver=..., via=...)``."""
+
+from __future__ import annotations
+
+from ..errors import InputError
+from .linear import LinearModel
+from .solution import Solution
+
+__all__ = ["solve_model", "SOLVERS", "ROUTES"]
+
+SOLVERS = ("highs", "ortools")
+ROUTES = ("direct", "pyomo")
+
+
+def solve_model(
+    model: LinearModel,
+    *,
+    solver: str = "highs",
+    via: str = "direct",
+    time_limit: float | None = None,
+    threads: int | None = None,
+    mip_gap: float = 1e-7,
+    backend: str | None = None,
+    verbose: bool = False,
+) -> Solution:
+    """Solve a declared model.
+
+    ``solver``: ``"highs"`` or ``"ortools"``; with ``via="pyomo"`` any solver name
+    Pyomo knows (``"highs"`` maps to Pyomo's HiGHS interface).  ``via``:
+    ``"direct"`` (matrix API / OR-Tools) or ``"pyomo"``.  ``backend`` forces an
+    OR-Tools solver (``min_cost_flow``, ``glop``, ``cp_sat``, ``scip``).
+    """
+    if time_limit is not None and not time_limit > 0:
+        raise InputError(f"time limit must be > 0 seconds, got {time_limit!r}", path="--time-limit")
+    if via == "pyomo":
+        from .pyomo_route import solve_pyomo
+
+        return solve_pyomo(model, solver=solver, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose)
+    if via != "direct":
+        raise InputError(f"unknown route {via!r}; choose one of {', '.join(ROUTES)}", path="--via")
+    if solver == "highs":
+        from .highs_route import solve_highs
+
+        return solve_highs(model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose)
+    if solver == "ortools":
+        from .ortools_route import solve_ortools
+
+        return solve_ortools(model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, backend=backend)
+    raise InputError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}", path="--solver")
