@@ -54,7 +54,8 @@ class Agent:
     ``demand`` is ``d_i``, the most devices usable in one round (``None``: unbounded);
     ``work`` is ``W_i``; ``arrival`` ``a_i`` and ``deadline`` ``D_i`` are rounds;
     ``elapsed`` is ``t_i``; ``migration_cost`` is ``mu_i``; ``arrivals`` holds the
-    per-round job arrivals of queue models.
+    per-round job arrivals of queue models; ``required`` agents must be placed
+    (``min_cost``).
     """
 
     id: str
@@ -67,6 +68,7 @@ class Agent:
     migration_cost: float = 0.0
     budget: float | None = None
     arrivals: tuple[float, ...] | None = None
+    required: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .errors import InputError
+from .exact.min_cost import solve_min_cost
 from .exact.welfare import solve_welfare
 from .heuristics.greedy import solve_greedy
 from .instance import Instance
@@ -38,6 +39,15 @@ METHODS: dict[str, Method] = {
             True,
             "Weighted welfare maximisation; integral optima via LP vertex or min-cost flow (TU).",
             solve_welfare,
+        ),
+        Method(
+            "min_cost",
+            "exact",
+            "min sum cost_{i,c} y_{i,c}: place every required agent on one compatible pool",
+            ("highs", "ortools"),
+            False,
+            "Minimum-cost placement of required agents (generalised assignment MIP).",
+            solve_min_cost,
         ),
         Method(
             "greedy",

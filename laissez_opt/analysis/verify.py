@@ -108,6 +108,14 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
         elif not _close(reported, value, tol):
             problems.append(f"utility of agent {agent_id!r}: reported {reported!r}, recomputed {value!r}")
     objective = None
+    if result.method == "min_cost":
+        placed = {(rec["agent"], rec["pool"]) for rec in result.allocation if rec.get("amount", 0) > tol}
+        for agent in instance.agents:
+            if agent.required and not any(a == agent.id for a, _ in placed):
+                problems.append(f"required agent {agent.id!r} is not placed")
+        objective = sum(edges[key].cost or 0.0 for key in placed if key in edges)
+        if result.objective is None or not _close(result.objective, objective, tol):
+            problems.append(f"objective: reported {result.objective!r}, recomputed placement cost {objective!r}")
     if result.method in _WEIGHTED_WELFARE:
         objective = sum(agents[a].weight * u for a, u in utilities.items())
         if result.objective is None or not _close(result.objective, objective, tol):

@@ -7,6 +7,7 @@ from .instance_file import (
     load_instance,
     save_instance,
 )
+from .result_file import load_result, result_from_dict, save_result
 from .jsonfile import parse_json, read_json, write_atomic
 from .schema import load_schema, validate
 
@@ -16,6 +17,9 @@ __all__ = [
     "instance_to_dict",
     "load_instance",
     "save_instance",
+    "load_result",
+    "result_from_dict",
+    "save_result",
     "parse_json",
     "read_json",
     "write_atomic",

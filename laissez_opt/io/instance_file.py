@@ -63,6 +63,7 @@ _AGENT_DEFAULTS = {
     "migration_cost": 0.0,
     "budget": None,
     "arrivals": None,
+    "required": False,
 }
 
 
@@ -97,6 +98,7 @@ def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
                 migration_cost=float(a.get("migration_cost", 0.0)),
                 budget=_float(a.get("budget")),
                 arrivals=None if arrivals is None else tuple(float(v) for v in arrivals),
+                required=bool(a.get("required", False)),
             )
         )
     edges = []
