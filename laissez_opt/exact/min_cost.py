@@ -38,6 +38,7 @@ import numpy as np
 from ..errors import InputError
 from ..instance import Instance
 from ..modeling import LinearModel, solve_model
+from ..method_spec import Method
 from ..result import Result, allocation_records, edge_utilities
 
 __all__ = ["build_min_cost", "solve_min_cost", "placement_obstacles"]
@@ -159,3 +160,14 @@ def solve_min_cost(
         utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
         amounts=amounts, **common,
     )
+
+
+METHOD = Method(
+    name="min_cost",
+    kind="exact",
+    objective="min sum cost_{i,c} y_{i,c}: place every required agent on one compatible pool",
+    solvers=("highs", "ortools"),
+    fractional=False,
+    summary="Minimum-cost placement of required agents (generalised assignment MIP).",
+    run=solve_min_cost,
+)

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..instance import Instance
 from ..modeling import LinearModel, solve_model
+from ..method_spec import Method
 from ..result import Result
 from .common import add_allocation, allocation_result
 
@@ -65,3 +66,14 @@ def solve_welfare(
     solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, **options)
     params = {"time_limit": time_limit, "fractional": fractional, "via": via}
     return allocation_result(instance, "welfare", columns, solution, fractional=fractional, params=params)
+
+
+METHOD = Method(
+    name="welfare",
+    kind="exact",
+    objective="max sum_i w_i U_i (weighted welfare; Pareto-optimal matching)",
+    solvers=("highs", "ortools"),
+    fractional=True,
+    summary="Weighted welfare maximisation; integral optima via LP vertex or min-cost flow (TU).",
+    run=solve_welfare,
+)

@@ -30,6 +30,7 @@ import time
 import numpy as np
 
 from ..instance import Instance
+from ..method_spec import Method
 from ..result import Result, allocation_records, edge_utilities
 
 __all__ = ["solve_greedy"]
@@ -79,3 +80,14 @@ def solve_greedy(instance: Instance, **_ignored) -> Result:
         params={},
         amounts=amounts,
     )
+
+
+METHOD = Method(
+    name="greedy",
+    kind="heuristic",
+    objective="sum_i w_i U_i (no guarantee beyond 1/2 of the optimum)",
+    solvers=(),
+    fractional=False,
+    summary="Each device to the agent valuing it most (weighted), per round.",
+    run=solve_greedy,
+)
