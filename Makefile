@@ -14,7 +14,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,pandas,plots]'
+	$(BIN)/python -m pip install --quiet -e '.[test,pandas,plots,dask]'
 	@touch $(STAMP)
 
 demo: $(STAMP)

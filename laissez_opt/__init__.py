@@ -17,6 +17,7 @@ from .errors import (
     VerificationError,
 )
 from .instance import Agent, Edge, Instance, Pool
+from .harness import compare
 from .io import dumps_instance, instance_from_dict, instance_to_dict, save_instance
 from .methods import METHODS
 from .result import Result
@@ -31,6 +32,7 @@ __all__ = [
     "Result",
     "METHODS",
     "load",
+    "compare",
     "solve",
     "generate",
     "verify",

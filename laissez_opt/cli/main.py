@@ -58,7 +58,7 @@ def cli(ctx, debug):
 
 
 @cli.command()
-@click.argument("instance", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("instance", type=click.Path(path_type=str))  # the loader reports directories in one line
 @click.option("--method", "-m", default="welfare", show_default=True, help="Method name (see `laissez-opt methods`).")
 @click.option("--solver", "-s", default="highs", show_default=True, help="highs or ortools (with --via pyomo: any Pyomo solver).")
 @click.option("--via", type=click.Choice(["direct", "pyomo"]), default="direct", show_default=True, help="direct: matrix API / OR-Tools; pyomo: build a Pyomo model.")
@@ -127,7 +127,7 @@ def methods(as_json):
 
 
 @cli.command()
-@click.argument("instance", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("instance", type=click.Path(path_type=str))  # the loader reports directories in one line
 def validate(instance):
     """Check INSTANCE against the schema and its references; nothing is solved."""
     from ..io import load_instance
@@ -180,3 +180,8 @@ def main(argv=None) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+from .compare_cmd import compare_command  # noqa: E402  (registered after the core commands)
+
+cli.add_command(compare_command)

@@ -82,3 +82,12 @@ def methods_table(methods, console) -> None:
     for m in methods.values():
         table.add_row(m.name, m.kind, m.objective, ", ".join(m.solvers) or "(built in)", "yes" if m.fractional else "no")
     console.print(table)
+
+
+def comparison_table(table) -> None:
+    """Print the comparison's Markdown table (readable on a terminal and in a pipe)."""
+    import click
+
+    from ..harness.report import markdown_table
+
+    click.echo(markdown_table(table), nl=False)

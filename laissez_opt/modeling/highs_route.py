@@ -88,6 +88,15 @@ def solve_highs(
     text = h.modelStatusToString(status)
     route = "highspy-mip" if integral else "highspy-lp"
     S = highspy.HighsModelStatus
+    if status == S.kModelEmpty:
+        # No columns (for example no required agent): the empty solution is optimal
+        # if every row admits activity 0.
+        row_lower, row_upper = model.row_bounds()
+        if np.all(row_lower <= 0) and np.all(row_upper >= 0):
+            values = np.zeros(model.n_cols)
+            objective = model.objective_offset
+            return Solution("optimal", values, objective, objective, 0.0, "highs", route, build_s, solve_s, text)
+        return Solution("infeasible", None, None, None, None, "highs", route, build_s, solve_s, text)
     if status == S.kUnboundedOrInfeasible and not integral:
         # Presolve cannot tell the two apart; the simplex without presolve can.
         h.setOptionValue("presolve", "off")
