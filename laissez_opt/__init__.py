@@ -7,7 +7,7 @@
 1.5
 """
 
-from .api import generate, load, solve, verify
+from .api import check, generate, load, solve, verify
 from .errors import (
     InfeasibleError,
     InputError,
@@ -36,6 +36,7 @@ __all__ = [
     "solve",
     "generate",
     "verify",
+    "check",
     "dumps_instance",
     "instance_from_dict",
     "instance_to_dict",

@@ -11,12 +11,16 @@ import time
 from .analysis.metrics import basic_metrics
 from .analysis.verify import Verification, verify
 from .errors import InfeasibleError, InputError, SolverUnavailableError, VerificationError
+# Imported here, not lazily inside generate(): importing the ``laissez_opt.generate``
+# subpackage binds it as an attribute of the package, and done after ``laissez_opt``
+# bound this module's ``generate`` function it would replace ``lo.generate``.
+from .generate import generate as _generate_family
 from .instance import Instance
 from .io import instance_from_dict, load_instance
 from .methods import get_method
 from .result import Result
 
-__all__ = ["load", "solve", "generate", "verify"]
+__all__ = ["load", "solve", "generate", "verify", "check"]
 
 
 def load(path: str | os.PathLike) -> Instance:
@@ -87,10 +91,37 @@ def solve(
 
 def generate(family: str, agents: int, pools: int, *, seed: int = 0, **params) -> Instance:
     """A seeded random instance of a named family (see :mod:`laissez_opt.generate`)."""
-    from .generate import generate as make
-
     try:
-        data = make(family, agents, pools, seed=seed, **params)
+        data = _generate_family(family, agents, pools, seed=seed, **params)
     except ValueError as exc:
         raise InputError(str(exc), path="--family") from None
     return instance_from_dict(data, f"<generated {family}>")
+
+
+def check(instance, result, **opts):
+    """Fairness and efficiency report of an allocation: SI, EF, PE (with certificate), welfare.
+
+    ``instance``: an :class:`Instance` or a path; ``result``: a
+    :class:`~laissez_opt.result.Result`, a result-file dictionary or a path to a
+    result file.  ``opts`` go to :func:`laissez_opt.analysis.check.check`
+    (``solver``, ``fractional``, ``via``, ``time_limit``).  Returns a
+    :class:`~laissez_opt.analysis.check.CheckReport` (``.summary()``, ``.to_dict()``).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance(pools=[lo.Pool("P")], agents=[lo.Agent("A")], edges=[lo.Edge("A", "P", 1.0)])
+    >>> lo.check(inst, lo.solve(inst, "welfare")).summary()["pareto_efficient"]
+    True
+    """
+    from .analysis.check import check as run_check
+    from .io import load_result, result_from_dict
+
+    source = None
+    if not isinstance(instance, Instance):
+        instance = load_instance(instance)
+    if isinstance(result, dict):
+        result = result_from_dict(result)
+    elif not isinstance(result, Result):
+        source = str(result)
+        result = load_result(result)
+    opts.setdefault("source", source)
+    return run_check(instance, result, **opts)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -39,12 +39,31 @@ __all__ = ["Pool", "Agent", "Edge", "Instance"]
 
 @dataclass(frozen=True, slots=True)
 class Pool:
-    """``k_c`` identical devices of one hardware type, with base price ``b_c`` per device-hour."""
+    """``k_c`` identical devices of one hardware type, with base price ``b_c`` per device-hour.
+
+    ``resources`` (``drf``) gives the pool's capacity per resource kind, for
+    example ``{"cpu": 32, "memory": 256}``; see :attr:`capacity_vector`.
+    """
 
     id: str
     count: int = 1
     cluster: str | None = None
     base_price: float = 0.0
+    resources: tuple[tuple[str, float], ...] | None = None
+
+    def __post_init__(self):
+        if isinstance(self.resources, Mapping):
+            object.__setattr__(self, "resources", tuple(self.resources.items()))
+
+    @property
+    def capacity_vector(self) -> dict[str, float]:
+        """Capacity per resource kind (``drf``): ``resources``, with ``accelerator`` defaulting to ``count``.
+
+        Kinds not listed have capacity 0.
+        """
+        out = {"accelerator": float(self.count)}
+        out.update((k, float(v)) for k, v in (self.resources or ()))
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +74,8 @@ class Agent:
     ``work`` is ``W_i``; ``arrival`` ``a_i`` and ``deadline`` ``D_i`` are rounds;
     ``elapsed`` is ``t_i``; ``migration_cost`` is ``mu_i``; ``arrivals`` holds the
     per-round job arrivals of queue models; ``required`` agents must be placed
-    (``min_cost``).
+    (``min_cost``); ``task`` (``drf``) is the demand of one task per resource
+    kind, for example ``{"accelerator": 1, "cpu": 4}``; see :attr:`task_vector`.
     """
 
     id: str
@@ -69,6 +89,21 @@ class Agent:
     budget: float | None = None
     arrivals: tuple[float, ...] | None = None
     required: bool = False
+    task: tuple[tuple[str, float], ...] | None = None
+
+    def __post_init__(self):
+        if isinstance(self.task, Mapping):
+            object.__setattr__(self, "task", tuple(self.task.items()))
+
+    @property
+    def task_vector(self) -> dict[str, float]:
+        """Demand of one task per resource kind (``drf``); ``{"accelerator": 1}`` when not given.
+
+        Kinds not listed are not needed (0).
+        """
+        if self.task is None:
+            return {"accelerator": 1.0}
+        return {k: float(v) for k, v in self.task}
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,13 +131,26 @@ def _finite(value, path: str, *, minimum: float | None = None, strict: bool = Fa
         raise InputError(f"must be {relation} {minimum:g}, got {value!r}", path=path)
 
 
+def _check_vector(pairs, path: str) -> None:
+    """A resource vector: distinct non-empty kind names with finite amounts >= 0."""
+    seen = set()
+    for kind, value in pairs:
+        if not isinstance(kind, str) or not kind.strip():
+            raise InputError(f"resource kind names must be non-empty strings, got {kind!r}", path=path)
+        if kind in seen:
+            raise InputError(f"resource kind {kind!r} given twice", path=f"{path}.{kind}")
+        seen.add(kind)
+        _finite(value, f"{path}.{kind}", minimum=0)
+
+
 def check_instance(instance: "Instance") -> None:
     """Reference and range checks that a JSON Schema cannot express.
 
     Raises :class:`~laissez_opt.errors.InputError` naming the JSON path of the
     first problem: duplicate ids, edges to unknown agents or pools, repeated
     (agent, pool) pairs, per-round lists whose length is not ``rounds``, rounds
-    outside the horizon, non-finite numbers.
+    outside the horizon, non-finite numbers, malformed resource vectors
+    (``resources``, ``task``).
     """
     rounds = instance.rounds
     if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
@@ -124,6 +172,14 @@ def check_instance(instance: "Instance") -> None:
         if not isinstance(pool.count, int) or isinstance(pool.count, bool) or pool.count < 1:
             raise InputError(f"count must be an integer >= 1, got {pool.count!r}", path=f"{where}.count")
         _finite(pool.base_price, f"{where}.base_price", minimum=0)
+        if pool.resources is not None:
+            _check_vector(pool.resources, f"{where}.resources")
+            accelerators = dict(pool.resources).get("accelerator")
+            if accelerators is not None and accelerators > pool.count:
+                raise InputError(
+                    f"resources.accelerator {accelerators!r} exceeds the pool's count {pool.count}",
+                    path=f"{where}.resources.accelerator",
+                )
     agent_ids: dict[str, int] = {}
     for i, agent in enumerate(instance.agents):
         where = f"$.agents[{i}]"
@@ -144,6 +200,10 @@ def check_instance(instance: "Instance") -> None:
             value = getattr(agent, name)
             if value is not None:
                 _finite(value, f"{where}.{name}", minimum=0)
+        for name in ("arrival", "deadline"):
+            value = getattr(agent, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+                raise InputError(f"{name} must be an integer round, got {value!r}", path=f"{where}.{name}")
         if not (0 <= agent.arrival < rounds):
             raise InputError(
                 f"arrival round {agent.arrival} is outside the horizon 0..{rounds - 1}",
@@ -162,6 +222,10 @@ def check_instance(instance: "Instance") -> None:
                 )
             for r, value in enumerate(agent.arrivals):
                 _finite(value, f"{where}.arrivals[{r}]", minimum=0)
+        if agent.task is not None:
+            _check_vector(agent.task, f"{where}.task")
+            if not any(value > 0 for _, value in agent.task):
+                raise InputError("a task needs a positive amount of at least one resource kind", path=f"{where}.task")
     seen: dict[tuple[str, str], int] = {}
     for e, edge in enumerate(instance.edges):
         where = f"$.edges[{e}]"

@@ -18,7 +18,12 @@ __all__ = ["Method", "METHODS", "get_method", "run_method"]
 _MODULES = (
     "laissez_opt.exact.welfare",
     "laissez_opt.exact.min_cost",
+    "laissez_opt.exact.vcg",
+    "laissez_opt.exact.themis",
+    "laissez_opt.exact.maxmin",
+    "laissez_opt.exact.drf",
     "laissez_opt.heuristics.greedy",
+    "laissez_opt.heuristics.mtf",
 )
 
 METHODS: dict[str, Method] = {}

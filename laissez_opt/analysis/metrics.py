@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from ..instance import Instance
+from ..shares import equal_share_utilities
 
 __all__ = ["welfare_figures", "equal_share_utilities", "sharing_ratios", "basic_metrics"]
 
@@ -37,14 +38,6 @@ def welfare_figures(utilities: np.ndarray, weights: np.ndarray) -> dict[str, flo
         "nash": float(np.sum(np.log(u))) if np.all(u > 0) else -math.inf,
         "jain": float(u.sum() ** 2 / (u.size * squares)) if squares > 0 else 1.0,
     }
-
-
-def equal_share_utilities(instance: Instance) -> np.ndarray:
-    """``U_i^ex``: the utility of ``w_i / sum w`` of every device in every round."""
-    share = instance.weights / instance.weights.sum()
-    per_edge = instance.edge_utility.sum(axis=1) * instance.counts[instance.edge_pool]
-    total = np.bincount(instance.edge_agent, weights=per_edge, minlength=instance.n_agents)
-    return share * total
 
 
 def sharing_ratios(instance: Instance, utilities: np.ndarray) -> np.ndarray:

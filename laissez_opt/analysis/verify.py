@@ -19,7 +19,7 @@ from ..result import Result
 __all__ = ["Verification", "verify"]
 
 # Methods whose objective is the weighted welfare sum_i w_i U_i.
-_WEIGHTED_WELFARE = {"welfare", "greedy"}
+_WEIGHTED_WELFARE = {"welfare", "greedy", "mtf"}
 
 
 @dataclass
@@ -43,6 +43,29 @@ def _close(a: float, b: float, tol: float) -> bool:
     return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
 
 
+def _named_edges(instance: Instance, allocation: list[dict], agents: dict, pools: dict) -> dict:
+    """The instance's edges for the (agent, pool) pairs the allocation names, keyed by the pair.
+
+    One pass over the edge records that keeps only the named pairs: an
+    allocation names far fewer pairs than a dense instance has edges, and
+    building a dictionary of every edge would cost more than the whole check.
+    """
+    wanted: dict[str, set] = {}
+    for rec in allocation:
+        agent_id, pool_id = rec.get("agent"), rec.get("pool")
+        if agent_id in agents and pool_id in pools:
+            wanted.setdefault(agent_id, set()).add(pool_id)
+    found = {}
+    if not wanted:
+        return found
+    pools_of = wanted.get
+    for edge in instance.edges:
+        named = pools_of(edge.agent)
+        if named is not None and edge.pool in named:
+            found[(edge.agent, edge.pool)] = edge
+    return found
+
+
 def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verification:
     """Recompute feasibility, utilities and objective of ``result`` from ``instance``.
 
@@ -56,7 +79,7 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
     problems: list[str] = []
     agents = {a.id: a for a in instance.agents}
     pools = {p.id: p for p in instance.pools}
-    edges = {(e.agent, e.pool): e for e in instance.edges}
+    edges = _named_edges(instance, result.allocation, agents, pools)
     if result.status == "infeasible":
         if result.allocation:
             problems.append("an infeasible result carries an allocation")
@@ -91,7 +114,8 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
         last = instance.rounds - 1 if agent.deadline is None else agent.deadline
         if amount > tol and not agent.arrival <= rnd <= last:
             problems.append(f"{where}: agent {agent_id!r} runs in round {rnd} outside {agent.arrival}..{last}")
-        pool_load[(pool_id, rnd)] += amount
+        # drf amounts count tasks; a task takes task["accelerator"] devices of the pool.
+        pool_load[(pool_id, rnd)] += amount * (agent.task_vector.get("accelerator", 0.0) if result.method == "drf" else 1.0)
         agent_load[(agent_id, rnd)] += amount
         utilities[agent_id] += edge.utility_in(rnd) * amount
     for (pool_id, rnd), load in sorted(pool_load.items()):
@@ -113,13 +137,89 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
         for agent in instance.agents:
             if agent.required and not any(a == agent.id for a, _ in placed):
                 problems.append(f"required agent {agent.id!r} is not placed")
+            on = sorted(p for a, p in placed if a == agent.id)
+            if len(on) > 1:
+                problems.append(f"agent {agent.id!r} is placed on more than one pool ({', '.join(on)})")
         objective = sum(edges[key].cost or 0.0 for key in placed if key in edges)
         if result.objective is None or not _close(result.objective, objective, tol):
             problems.append(f"objective: reported {result.objective!r}, recomputed placement cost {objective!r}")
+    if result.method == "vcg":
+        # W = agents' values (bid, else utility) of what they hold + b_c per unsold device-round; 0 <= p_i <= v_i.
+        value = defaultdict(float)
+        for rec in result.allocation:
+            edge = edges.get((rec.get("agent"), rec.get("pool")))
+            if edge is not None and isinstance(rec.get("round"), int) and 0 <= rec["round"] < instance.rounds:
+                bid = edge.bid if edge.bid is not None else edge.utility_in(rec["round"])
+                value[edge.agent] += bid * rec["amount"]
+        sold = defaultdict(float)
+        for (pool_id, _), load in pool_load.items():
+            sold[pool_id] += load
+        objective = sum(value.values()) + sum(p.base_price * (p.count * instance.rounds - sold[p.id]) for p in instance.pools)
+        if result.objective is None or not _close(result.objective, objective, tol):
+            problems.append(f"objective: reported {result.objective!r}, recomputed welfare with reserves {objective!r}")
+        for agent in instance.agents:
+            pay = (result.payments or {}).get(agent.id)
+            if pay is None or not -tol <= pay <= value[agent.id] + tol * max(1.0, value[agent.id]):
+                problems.append(f"payment of agent {agent.id!r} is {pay!r}, outside [0, its value {value[agent.id]!r}]")
     if result.method in _WEIGHTED_WELFARE:
         objective = sum(agents[a].weight * u for a, u in utilities.items())
         if result.objective is None or not _close(result.objective, objective, tol):
             problems.append(f"objective: reported {result.objective!r}, recomputed {objective!r}")
+    if result.method == "themis" and result.details.get("bidders"):
+        # max rho_i over the bidders; rho_i = (t_i + W_i/X_i) X^id_i / W_i, X^id_i from the weighted equal share.
+        total_weight = sum(a.weight for a in instance.agents)
+        held, full = defaultdict(float), defaultdict(float)
+        for e in instance.edges:
+            held[e.agent] += pools[e.pool].count
+            full[e.agent] += pools[e.pool].count * e.utility_in(0)
+        objective = 0.0
+        for agent_id in result.details["bidders"]:
+            agent, share = agents[agent_id], agents[agent_id].weight / total_weight
+            scale = 1.0 if agent.demand is None or share * held[agent_id] <= agent.demand else agent.demand / (share * held[agent_id])
+            work = 1.0 if agent.work is None else agent.work
+            rate = utilities[agent_id]
+            rho = math.inf if rate <= 0 else (agent.elapsed + work / rate) * scale * share * full[agent_id] / work
+            objective = max(objective, rho)
+        if result.objective is None or not _close(result.objective, objective, tol):
+            problems.append(f"objective: reported {result.objective!r}, recomputed max rho {objective!r}")
+    if result.method in ("maxmin", "drf"):
+        # Leximin objective: min over agents able to get value of U_i/(w_i E_i) (maxmin) or s_i/w_i (drf).
+        total_weight, rounds = sum(a.weight for a in instance.agents), instance.rounds
+        own, used, tasks = defaultdict(list), defaultdict(float), defaultdict(float)
+        for e in instance.edges:
+            own[e.agent].append(e)
+        for rec in result.allocation:
+            if result.method == "drf" and rec.get("agent") in agents and rec.get("pool") in pools:
+                tasks[rec["agent"]] += rec["amount"]
+                for kind, need in agents[rec["agent"]].task_vector.items():
+                    used[(rec["pool"], kind, rec.get("round", 0))] += need * rec["amount"]
+        for (pool_id, kind, rnd), load in sorted(used.items()):
+            if load > pools[pool_id].capacity_vector.get(kind, 0.0) + tol * max(1.0, load):
+                problems.append(f"pool {pool_id!r} round {rnd}: {load:g} of resource {kind!r} used of {pools[pool_id].capacity_vector.get(kind, 0.0):g}")
+        values = []
+        for agent in instance.agents:
+            window = range(agent.arrival, rounds if agent.deadline is None else agent.deadline + 1)
+            task = agent.task_vector
+            need = {k: v for k, v in task.items() if v > 0}
+            if result.method == "maxmin":
+                usable = any(e.utility_in(r) > 0 for e in own[agent.id] for r in window)
+                if result.params.get("normalizer", "equal_share") == "raw":
+                    scale = agent.weight
+                else:
+                    scale = agent.weight / total_weight * sum(pools[e.pool].count * e.utility_in(r) for e in own[agent.id] for r in range(rounds))
+                value = utilities[agent.id] / scale if scale > 0 else 0.0
+            else:
+                least = 1.0 if result.mode == "integral" else 1e-300
+                usable = bool(window) and any(all(pools[e.pool].capacity_vector.get(k, 0.0) >= v * least for k, v in need.items()) for e in own[agent.id])
+                basis = [pools[e.pool] for e in own[agent.id]] if result.params.get("capacity_basis", "compatible") == "compatible" else instance.pools
+                pooled = {k: sum(p.capacity_vector.get(k, 0.0) for p in basis) for k in need}
+                delta = max((v / pooled[k] if pooled[k] > 0 else math.inf) for k, v in need.items())
+                value = delta * tasks[agent.id] / rounds / agent.weight if math.isfinite(delta) else 0.0
+            if usable and agent.demand != 0:
+                values.append(value)
+        objective = min(values) if values else 0.0
+        if result.objective is None or not _close(result.objective, objective, tol):
+            problems.append(f"objective: reported {result.objective!r}, recomputed smallest normalised value {objective!r}")
     if result.status == "optimal" and result.gap not in (None, 0.0) and result.gap > 1e-6:
         problems.append(f"labelled optimal with a gap of {result.gap:g}")
     return Verification(not problems, problems, utilities, objective)

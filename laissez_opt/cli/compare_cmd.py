@@ -8,7 +8,7 @@ from ..errors import InputError
 
 
 @click.command("compare")
-@click.argument("instances", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=str))
+@click.argument("instances", nargs=-1, required=True, type=str)
 @click.option("--methods", "methods_", required=True, help="Comma-separated method names.")
 @click.option("--solver", default="highs", show_default=True, help="Solver for the exact methods.")
 @click.option("--time-limit", type=float, default=None, help="Seconds per exact solve.")

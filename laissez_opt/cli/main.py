@@ -69,7 +69,8 @@ def cli(ctx, debug):
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), default=None, help="Also write the result JSON here (atomically).")
 @click.option("--write-model", type=click.Path(dir_okay=False, path_type=str), default=None, help="Write the declared model as an LP/MPS file (exact methods).")
-def solve(instance, method, solver, via, time_limit, fractional, threads, backend, fmt, output, write_model):
+@click.option("--param", "-p", "method_params", multiple=True, help="Method option KEY=VALUE (repeatable; VALUE parsed as JSON when it can be), e.g. -p tokens=7 -p threshold=hedge.")
+def solve(instance, method, solver, via, time_limit, fractional, threads, backend, fmt, output, write_model, method_params):
     """Solve INSTANCE with an exact model or run a heuristic."""
     from ..api import solve as run
     from ..io import load_instance, write_atomic
@@ -77,7 +78,7 @@ def solve(instance, method, solver, via, time_limit, fractional, threads, backen
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"must be > 0 seconds, got {time_limit}", path="--time-limit")
     inst = load_instance(instance)
-    options = {}
+    options = _parse_params(method_params)
     if threads is not None:
         options["threads"] = threads
     if backend is not None:
@@ -185,3 +186,7 @@ if __name__ == "__main__":  # pragma: no cover
 from .compare_cmd import compare_command  # noqa: E402  (registered after the core commands)
 
 cli.add_command(compare_command)
+
+from .check_cmd import check_command  # noqa: E402
+
+cli.add_command(check_command)

@@ -23,28 +23,48 @@ from ..result import Result, allocation_records, edge_utilities
 __all__ = ["AllocationColumns", "add_allocation", "allocation_result"]
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 class AllocationColumns:
-    """Index arithmetic between the ``x`` block and (edge, round)."""
+    """Index arithmetic between the ``x`` block and (edge, round).
+
+    ``edge``, ``round``, ``agent`` and ``pool`` give, for each column of the
+    block, its edge, round, agent row and pool column.  With a single round
+    ``agent`` and ``pool`` are read-only views of the instance's edge arrays
+    (no copy).
+    """
 
     def __init__(self, instance: Instance, block: VariableBlock):
         self.instance = instance
         self.block = block
         rounds = instance.rounds
-        self.edge = np.repeat(np.arange(instance.n_edges), rounds)
-        self.round = np.tile(np.arange(rounds), instance.n_edges)
-        self.agent = instance.edge_agent[self.edge]
-        self.pool = instance.edge_pool[self.edge]
+        if rounds == 1:
+            self.edge = np.arange(instance.n_edges)
+            self.round = np.zeros(instance.n_edges, dtype=np.int64)
+            self.agent = _read_only(instance.edge_agent)
+            self.pool = _read_only(instance.edge_pool)
+        else:
+            self.edge = np.repeat(np.arange(instance.n_edges), rounds)
+            self.round = np.tile(np.arange(rounds), instance.n_edges)
+            self.agent = instance.edge_agent[self.edge]
+            self.pool = instance.edge_pool[self.edge]
 
     def amounts(self, solution: Solution) -> np.ndarray:
         """The solution's ``x`` as an ``E x R`` array."""
         return solution.values[self.block.slice].reshape(self.instance.n_edges, self.instance.rounds)
 
 
-def _active_upper(instance: Instance, agent: np.ndarray, round_: np.ndarray) -> np.ndarray:
+def _active_upper(instance: Instance, agent: np.ndarray, round_: np.ndarray) -> np.ndarray | None:
+    """Which columns lie inside their agent's arrival..deadline window; None when all do."""
+    last = instance.rounds - 1
+    if not any(a.arrival > 0 or (a.deadline is not None and a.deadline < last) for a in instance.agents):
+        return None
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
-    deadline = np.array(
-        [instance.rounds - 1 if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64
-    )
+    deadline = np.array([last if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
     return (round_ >= arrival[agent]) & (round_ <= deadline[agent])
 
 
@@ -58,12 +78,12 @@ def add_allocation(model: LinearModel, instance: Instance, *, integral: bool) ->
     """
     rounds = instance.rounds
     size = instance.n_edges * rounds
-    edge = np.repeat(np.arange(instance.n_edges), rounds)
-    round_ = np.tile(np.arange(rounds), instance.n_edges)
-    agent = instance.edge_agent[edge]
-    pool = instance.edge_pool[edge]
-    upper = np.minimum(instance.effective_demands[agent], instance.counts[pool].astype(float))
-    upper = np.where(_active_upper(instance, agent, round_), upper, 0.0)
+    columns = AllocationColumns(instance, None)
+    agent, pool, round_ = columns.agent, columns.pool, columns.round
+    upper = np.minimum(instance.effective_demands[agent], instance.counts.astype(float)[pool])
+    active = _active_upper(instance, agent, round_)
+    if active is not None:
+        upper = np.where(active, upper, 0.0)
     block = model.add_variables(
         "x",
         size,
@@ -72,10 +92,11 @@ def add_allocation(model: LinearModel, instance: Instance, *, integral: bool) ->
         integer=integral,
         description="devices of pool c given to agent i in round r, one column per edge and round",
     )
+    columns.block = block
     model.add_transportation(
         block,
-        left=agent * rounds + round_,
-        right=pool * rounds + round_,
+        left=agent if rounds == 1 else agent * rounds + round_,
+        right=pool if rounds == 1 else pool * rounds + round_,
         left_capacity=np.repeat(instance.demands, rounds),
         right_capacity=np.repeat(instance.counts.astype(float), rounds),
         left_block="demand",
@@ -83,7 +104,7 @@ def add_allocation(model: LinearModel, instance: Instance, *, integral: bool) ->
         left_description="sum_c x[i,c,r] <= d_i for each agent i and round r",
         right_description="sum_i x[i,c,r] <= k_c for each pool c and round r",
     )
-    return AllocationColumns(instance, block)
+    return columns
 
 
 def allocation_result(

@@ -10,7 +10,7 @@ whole job on pool ``c``.
     \\min_y \\sum_{(i,c)} cost_{i,c}\\, y_{i,c}
     \\quad\\text{s.t.}\\quad
     \\sum_c y_{i,c} = 1 \\ (\\text{placed}),\\qquad
-    \\sum_i s_i\\, y_{i,c} \\le k_c \\ (\\text{capacity}),\\qquad
+    \\sum_{i \\text{ present in } r} s_i\\, y_{i,c} \\le k_c \\ (\\text{capacity}, \\forall c, r),\\qquad
     y \\in \\{0, 1\\}
 
 With ``s_i = 1`` for all agents this is a transportation problem; with
@@ -51,9 +51,10 @@ def _sizes(instance: Instance) -> np.ndarray:
 def placement_obstacles(instance: Instance) -> list[str]:
     """Reasons that no placement exists, found without a solver (empty if none found).
 
-    Checks each required agent alone, then each set of required agents that
-    share compatible pools (connected components of the compatibility graph):
-    their total size against their pools' total capacity.
+    Checks each required agent alone, then, round by round, each set of
+    required agents present in that round that share compatible pools
+    (connected components of the compatibility graph): their total size
+    against their pools' total capacity.
     """
     reasons = []
     sizes = _sizes(instance)
@@ -64,7 +65,9 @@ def placement_obstacles(instance: Instance) -> list[str]:
             pools_of[agent].append(pool)
     for i in required:
         name = instance.agents[i].id
-        if not pools_of[i]:
+        if sizes[i] == 0:
+            reasons.append(f"agent {name!r} is required but its demand is 0 devices")
+        elif not pools_of[i]:
             reasons.append(f"agent {name!r} has no compatible pool")
         elif sizes[i] > max(instance.counts[c] for c in pools_of[i]):
             reasons.append(
@@ -75,21 +78,32 @@ def placement_obstacles(instance: Instance) -> list[str]:
         return reasons
     import networkx as nx
 
-    graph = nx.Graph()
-    for i in required:
-        graph.add_node(("a", i))
-        graph.add_edges_from((("a", i), ("p", c)) for c in pools_of[i])
-    for component in nx.connected_components(graph):
-        agents = sorted(i for kind, i in component if kind == "a")
-        pools = sorted(c for kind, c in component if kind == "p")
-        need = int(sizes[agents].sum())
-        have = int(instance.counts[pools].sum())
-        if need > have:
-            reasons.append(
-                f"agents {', '.join(repr(instance.agents[i].id) for i in agents)} need {need} devices "
-                f"but their compatible pools ({', '.join(repr(instance.pools[c].id) for c in pools)}) hold {have}"
-            )
+    # Agents compete only with those present in the same round.
+    for r in range(instance.rounds):
+        present = [i for i in required if _active(instance.agents[i], r, instance.rounds)]
+        graph = nx.Graph()
+        for i in present:
+            graph.add_node(("a", i))
+            graph.add_edges_from((("a", i), ("p", c)) for c in pools_of[i])
+        for component in nx.connected_components(graph):
+            agents = sorted(i for kind, i in component if kind == "a")
+            pools = sorted(c for kind, c in component if kind == "p")
+            need = int(sizes[agents].sum())
+            have = int(instance.counts[pools].sum())
+            if need > have:
+                when = f" in round {r}" if instance.rounds > 1 else ""
+                reasons.append(
+                    f"agents {', '.join(repr(instance.agents[i].id) for i in agents)} need {need} devices{when} "
+                    f"but their compatible pools ({', '.join(repr(instance.pools[c].id) for c in pools)}) hold {have}"
+                )
+        if reasons:
+            break
     return reasons
+
+
+def _active(agent, r: int, rounds: int) -> bool:
+    last = rounds - 1 if agent.deadline is None else agent.deadline
+    return agent.arrival <= r <= last
 
 
 def build_min_cost(instance: Instance, **_ignored):
@@ -115,10 +129,17 @@ def build_min_cost(instance: Instance, **_ignored):
         lower=1.0, upper=1.0, n_rows=int(required.sum()),
         description="sum_c y[i,c] = 1 for each required agent i",
     )
+    # One capacity row per pool and round: agents whose stays do not overlap share devices.
+    arrival = np.array([a.arrival for a in instance.agents])
+    last = np.array([instance.rounds - 1 if a.deadline is None else a.deadline for a in instance.agents])
+    rounds = np.arange(instance.rounds)
+    present = (arrival[agent][:, None] <= rounds) & (rounds <= last[agent][:, None])  # (columns, R)
+    col_index, round_index = np.nonzero(present)
     model.add_constraints(
-        "capacity", rows=pool, cols=columns, coefs=_sizes(instance)[agent].astype(float),
-        upper=instance.counts.astype(float), n_rows=instance.n_pools,
-        description="sum_i s_i y[i,c] <= k_c for each pool c",
+        "capacity", rows=pool[col_index] * instance.rounds + round_index, cols=columns[col_index],
+        coefs=_sizes(instance)[agent[col_index]].astype(float),
+        upper=np.repeat(instance.counts.astype(float), instance.rounds), n_rows=instance.n_pools * instance.rounds,
+        description="sum_i s_i y[i,c] <= k_c for each pool c and round r, over the agents present in r",
     )
     model.set_objective(y, costs)
     return model, edges
@@ -145,7 +166,8 @@ def solve_min_cost(
                   solver_status=solution.solver_status, params=params,
                   timing={"build_s": solution.build_s, "solve_s": solution.solve_s})
     if solution.status == "infeasible":
-        return Result(status="infeasible", message="no placement fits the pool capacities", **common)
+        names = ", ".join(repr(a.id) for a in instance.agents if a.required)
+        return Result(status="infeasible", message=f"no placement of agents {names} fits the pool capacities", **common)
     chosen = edges[np.round(solution.block(model, "y")) > 0.5]
     amounts = np.zeros((instance.n_edges, instance.rounds))
     sizes = _sizes(instance)

@@ -47,7 +47,8 @@ def build_welfare(instance: Instance, *, fractional: bool = False) -> tuple[Line
     """Declare the welfare model; returns ``(model, allocation columns)``."""
     model = LinearModel("welfare", sense="max")
     columns = add_allocation(model, instance, integral=not fractional)
-    weighted = instance.weights[columns.agent] * instance.edge_utility[columns.edge, columns.round]
+    # Column e * R + r holds edge e in round r: the row-major order of the E x R utility array.
+    weighted = instance.weights[columns.agent] * instance.edge_utility.reshape(-1)
     model.set_objective(columns.block, weighted)
     return model, columns
 

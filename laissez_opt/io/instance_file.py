@@ -64,11 +64,17 @@ _AGENT_DEFAULTS = {
     "budget": None,
     "arrivals": None,
     "required": False,
+    "task": None,
 }
 
 
 def _float(value):
     return None if value is None else float(value)
+
+
+def _vector(value):
+    """A resource vector (``resources``, ``task``) as (kind, amount) pairs, or None."""
+    return None if value is None else tuple((str(k), float(v)) for k, v in value.items())
 
 
 def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
@@ -80,6 +86,7 @@ def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
             count=p.get("count", 1),
             cluster=p.get("cluster"),
             base_price=float(p.get("base_price", 0.0)),
+            resources=_vector(p.get("resources")),
         )
         for p in data["pools"]
     ]
@@ -99,6 +106,7 @@ def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
                 budget=_float(a.get("budget")),
                 arrivals=None if arrivals is None else tuple(float(v) for v in arrivals),
                 required=bool(a.get("required", False)),
+                task=_vector(a.get("task")),
             )
         )
     edges = []
@@ -138,6 +146,8 @@ def instance_to_dict(instance: Instance) -> dict:
         if p.cluster is not None:
             pool["cluster"] = p.cluster
         pool["base_price"] = float(p.base_price)
+        if p.resources is not None:
+            pool["resources"] = {k: float(v) for k, v in sorted(p.resources)}
         out["pools"].append(pool)
     out["agents"] = []
     for a in instance.agents:
@@ -145,6 +155,8 @@ def instance_to_dict(instance: Instance) -> dict:
         for name, default in _AGENT_DEFAULTS.items():
             value = getattr(a, name)
             if value != default:
+                if name == "task":
+                    value = {k: float(v) for k, v in sorted(value)}
                 agent[name] = list(value) if isinstance(value, tuple) else value
         out["agents"].append(agent)
     out["edges"] = []

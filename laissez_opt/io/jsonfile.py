@@ -127,11 +127,11 @@ def read_json(path: str | os.PathLike) -> Any:
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
-        raise InputError("file not found", source=source) from None
+        raise InputError("file not found", source=source, path="$") from None
     except IsADirectoryError:
-        raise InputError("is a directory, not a file", source=source) from None
+        raise InputError("is a directory, not a file", source=source, path="$") from None
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=source) from None
+        raise InputError(f"cannot read: {exc.strerror}", source=source, path="$") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -1,8 +1,9 @@
 """Lowering to highspy's matrix API: the fast default route.
 
-The declaration's arrays go straight into a ``HighsLp`` (column-wise sparse
-matrix), with no per-variable Python objects, so building costs about as much
-as a hand-written highspy model.
+The declaration's arrays go straight into HiGHS through highspy's array
+overload of ``Highs.passModel`` (column-wise sparse matrix, no per-variable
+Python objects), so building costs about as much as a hand-written highspy
+model (``benchmarks/welfare_scaling.py`` measures the ratio).
 """
 
 from __future__ import annotations
@@ -18,34 +19,57 @@ from .solution import Solution, relative_gap
 __all__ = ["solve_highs"]
 
 
-def _highs_lp(model: LinearModel, integral: bool):
+def _pass_model(h, model: LinearModel, integral: bool) -> None:
+    """Hand the declaration's arrays to ``h`` in one call (highspy's array overload of ``passModel``).
+
+    The arrays cross into HiGHS without per-element Python conversion, which
+    assigning them one by one to a ``HighsLp`` would incur (several times
+    slower at a million columns).
+    """
     import highspy
 
-    inf = highspy.kHighsInf
-    lp = highspy.HighsLp()
-    lp.num_col_ = model.n_cols
-    lp.num_row_ = model.n_rows
-    lp.sense_ = highspy.ObjSense.kMaximize if model.sense == "max" else highspy.ObjSense.kMinimize
-    lp.offset_ = model.objective_offset
-    lp.col_cost_ = model.objective
-    lower, upper, integer = model.bounds()
-    lp.col_lower_ = np.where(np.isinf(lower), -inf, lower)
-    lp.col_upper_ = np.where(np.isinf(upper), inf, upper)
+    if len(model.variables) == 1:
+        # One block: its bound arrays are the column bounds already; HiGHS copies them.
+        (block,) = model.variables.values()
+        lower, upper, any_integer = block.lower, block.upper, block.integer
+        integer = None
+    else:
+        lower, upper, integer = model.bounds()
+        any_integer = bool(integer.any())
     row_lower, row_upper = model.row_bounds()
-    lp.row_lower_ = np.where(np.isinf(row_lower), -inf, row_lower)
-    lp.row_upper_ = np.where(np.isinf(row_upper), inf, row_upper)
-    matrix = model.csc()
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.num_col_ = model.n_cols
-    lp.a_matrix_.num_row_ = model.n_rows
-    lp.a_matrix_.start_ = matrix.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = matrix.indices.astype(np.int32)
-    lp.a_matrix_.value_ = matrix.data
-    if integral and integer.any():
-        lp.integrality_ = [
-            highspy.HighsVarType.kInteger if flag else highspy.HighsVarType.kContinuous for flag in integer
-        ]
-    return lp
+    if highspy.kHighsInf != np.inf:  # pragma: no cover - HiGHS uses IEEE infinity
+        inf = highspy.kHighsInf
+        lower, upper = np.where(np.isinf(lower), -inf, lower), np.where(np.isinf(upper), inf, upper)
+        row_lower = np.where(np.isinf(row_lower), -inf, row_lower)
+        row_upper = np.where(np.isinf(row_upper), inf, row_upper)
+    indptr, indices, values = model.csc_arrays()
+    sense = highspy.ObjSense.kMaximize if model.sense == "max" else highspy.ObjSense.kMinimize
+    # The array overload always reads one integrality entry per column (0: continuous).
+    if integral and any_integer:
+        if integer is None:
+            integer = np.ones(model.n_cols, dtype=bool)
+        integrality = np.where(integer, int(highspy.HighsVarType.kInteger), int(highspy.HighsVarType.kContinuous))
+    else:
+        integrality = np.zeros(model.n_cols, dtype=np.int32)
+    status = h.passModel(
+        int(model.n_cols),
+        int(model.n_rows),
+        int(indices.size),
+        int(highspy.MatrixFormat.kColwise),
+        int(sense),
+        float(model.objective_offset),
+        np.ascontiguousarray(model.objective, dtype=np.float64),
+        np.ascontiguousarray(lower, dtype=np.float64),
+        np.ascontiguousarray(upper, dtype=np.float64),
+        np.ascontiguousarray(row_lower, dtype=np.float64),
+        np.ascontiguousarray(row_upper, dtype=np.float64),
+        np.ascontiguousarray(indptr[:-1], dtype=np.int32),
+        np.ascontiguousarray(indices, dtype=np.int32),
+        np.ascontiguousarray(values, dtype=np.float64),
+        np.ascontiguousarray(integrality, dtype=np.int32),
+    )
+    if status == highspy.HighsStatus.kError:
+        raise NoSolutionError(f"HiGHS rejected model {model.name!r} ({model.n_cols} columns, {model.n_rows} rows)")
 
 
 def solve_highs(
@@ -69,7 +93,6 @@ def solve_highs(
     t0 = time.perf_counter()
     free = model.integrality_is_free() if relax_integrality is None else relax_integrality
     integral = model.is_integer and not free
-    lp = _highs_lp(model, integral)
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(verbose))
     if time_limit is not None:
@@ -78,7 +101,7 @@ def solve_highs(
         h.setOptionValue("threads", int(threads))
     if integral:
         h.setOptionValue("mip_rel_gap", float(mip_gap))
-    h.passModel(lp)
+    _pass_model(h, model, integral)
     build_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     h.run()
@@ -113,12 +136,13 @@ def solve_highs(
         objective = float(info.objective_function_value)
         if free and model.is_integer:
             _, _, integer = model.bounds()
-            if np.max(np.abs(values[integer] - np.round(values[integer])), initial=0.0) > 1e-9:
+            rounded = np.where(integer, np.round(values), values)
+            if np.max(np.abs(values - rounded), initial=0.0) > 1e-9:
                 return solve_highs(
                     model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose,
                     relax_integrality=False,
                 )
-            values = np.where(integer, np.round(values), values)
+            values = rounded
             objective = model.objective_value(values)
             route = "highspy-lp (totally unimodular: LP vertex is integral)"
         bound = float(info.mip_dual_bound) if integral else objective

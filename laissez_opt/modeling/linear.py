@@ -22,11 +22,13 @@ Example
 >>> from laissez_opt.modeling.linear import LinearModel
 >>> m = LinearModel("toy", sense="max")
 >>> x = m.add_variables("x", 2, upper=1.0)
->>> m.add_constraints("budget", rows=np.array([0, 0]), cols=x.columns([0, 1]),
-...                   coefs=np.array([1.0, 1.0]), upper=np.array([1.0]))
+>>> budget = m.add_constraints("budget", rows=np.array([0, 0]), cols=x.columns([0, 1]),
+...                            coefs=np.array([1.0, 1.0]), upper=np.array([1.0]))
 >>> m.set_objective(x, np.array([2.0, 3.0]))
 >>> m.n_cols, m.n_rows
 (2, 1)
+>>> m.csc().toarray()
+array([[1., 1.]])
 """
 
 from __future__ import annotations
@@ -102,6 +104,20 @@ class Transportation:
     right_block: str
 
 
+def _filled(value, size: int) -> np.ndarray:
+    """A new float64 array of ``size`` entries holding ``value`` (broadcast)."""
+    value = np.asarray(value, dtype=np.float64)
+    if value.ndim == 0 and value == 0.0:
+        return np.zeros(size)  # zeroed pages come from the allocator untouched
+    return np.broadcast_to(value, (size,)).copy()
+
+
+def _integral_or_unbounded(values: np.ndarray) -> bool:
+    """True when every entry that is finite is an integer (infinite and NaN entries pass)."""
+    same = values == np.round(values)  # inf == round(inf); NaN compares unequal
+    return bool(same.all() or np.all(same | ~np.isfinite(values)))
+
+
 class LinearModel:
     """A linear (or mixed-integer linear) model declared as named blocks."""
 
@@ -137,8 +153,8 @@ class LinearModel:
             name,
             self.n_cols,
             int(size),
-            np.broadcast_to(np.asarray(lower, dtype=np.float64), (size,)).copy(),
-            np.broadcast_to(np.asarray(upper, dtype=np.float64), (size,)).copy(),
+            _filled(lower, size),
+            _filled(upper, size),
             bool(integer),
             description,
             labels,
@@ -212,21 +228,26 @@ class LinearModel:
         """
         left = np.asarray(left, dtype=np.int64)
         right = np.asarray(right, dtype=np.int64)
-        columns = arcs.columns(np.arange(arcs.size))
+        columns = arcs.start + np.arange(arcs.size)
         for block_name, nodes, capacity, text in (
             (left_block, left, np.asarray(left_capacity, float), left_description),
             (right_block, right, np.asarray(right_capacity, float), right_description),
         ):
             finite = np.isfinite(capacity)
-            # Renumber the finite-capacity nodes densely: rows only where a bound binds.
-            row_of = np.full(capacity.size, -1, dtype=np.int64)
-            row_of[finite] = np.arange(int(finite.sum()))
-            keep = finite[nodes]
+            if finite.all():
+                # Every node gets a row, numbered as the node itself.
+                rows, cols = nodes, columns
+            else:
+                # Renumber the finite-capacity nodes densely: rows only where a bound binds.
+                row_of = np.full(capacity.size, -1, dtype=np.int64)
+                row_of[finite] = np.arange(int(finite.sum()))
+                keep = finite[nodes]
+                rows, cols = row_of[nodes[keep]], columns[keep]
             self.add_constraints(
                 block_name,
-                rows=row_of[nodes[keep]],
-                cols=columns[keep],
-                coefs=np.ones(int(keep.sum())),
+                rows=rows,
+                cols=cols,
+                coefs=np.ones(cols.size),
                 upper=capacity[finite],
                 n_rows=int(finite.sum()),
                 description=text,
@@ -268,9 +289,7 @@ class LinearModel:
         if t is None:
             return False
         block = self.variables[t.arcs]
-        caps = np.concatenate([t.left_capacity, t.right_capacity, block.upper])
-        caps = caps[np.isfinite(caps)]
-        return bool(np.all(caps == np.round(caps)))
+        return all(_integral_or_unbounded(caps) for caps in (t.left_capacity, t.right_capacity, block.upper))
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Column lower bounds, upper bounds and integrality flags."""
@@ -300,15 +319,73 @@ class LinearModel:
         vals = np.concatenate([b.coefs for b in self.constraints.values()])
         return rows, cols, vals
 
-    def csc(self):
-        """The constraint matrix in compressed sparse column form (``scipy.sparse``)."""
+    def csc_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The constraint matrix in compressed sparse column form: ``(indptr, indices, data)``.
+
+        Canonical: row indices ascend within each column and repeated
+        ``(row, column)`` coefficients are summed.  When every constraint block
+        touches each column at most once with its columns in ascending order
+        (true of transportation blocks, and of most blocks declared from edge
+        arrays), the arrays are filled directly in linear time; otherwise the
+        triplets go through :mod:`scipy.sparse`.
+        """
+        blocks = [b for b in self.constraints.values() if b.cols.size]
+        if not all(b.cols.size < 2 or bool(np.all(b.cols[1:] > b.cols[:-1])) for b in blocks):
+            matrix = self._scipy_csc()
+            return matrix.indptr, matrix.indices, matrix.data
+        n = self.n_cols
+        nnz = sum(b.cols.size for b in blocks)
+        index_type = np.int32 if max(self.n_rows, nnz) < 2**31 else np.int64
+        # A block whose ascending columns number n_cols and start at 0 holds every column once.
+        full = [b.cols.size == n and b.cols[0] == 0 and b.cols[-1] == n - 1 for b in blocks]
+        if blocks and all(full):
+            k = len(blocks)
+            indptr = np.arange(0, k * n + 1, k, dtype=index_type)
+            indices = np.empty((n, k), dtype=index_type)
+            data = np.empty((n, k), dtype=np.float64)
+            for j, b in enumerate(blocks):
+                indices[:, j] = b.start + b.rows
+                data[:, j] = b.coefs
+            return indptr, indices.reshape(-1), data.reshape(-1)
+        count = np.full(n, sum(full), dtype=index_type)
+        for b, is_full in zip(blocks, full):
+            if not is_full:
+                count[b.cols] += 1  # columns are distinct within a block
+        indptr = np.zeros(n + 1, dtype=index_type)
+        np.cumsum(count, out=indptr[1:])
+        indices = np.empty(nnz, dtype=index_type)
+        data = np.empty(nnz, dtype=np.float64)
+        # Blocks occupy ascending row ranges, so filling block by block keeps rows ascending;
+        # ``fill`` is the next free slot of each column.
+        fill = indptr[:-1].copy()
+        for b, is_full in zip(blocks, full):
+            at = fill if is_full else fill[b.cols]
+            indices[at] = b.start + b.rows
+            data[at] = b.coefs
+            if is_full:
+                fill += 1
+            else:
+                fill[b.cols] = at + 1
+        return indptr, indices, data
+
+    def _scipy_csc(self):
         from scipy.sparse import coo_matrix
 
         rows, cols, vals = self.triplets()
         return coo_matrix((vals, (rows, cols)), shape=(self.n_rows, self.n_cols)).tocsc()
 
+    def csc(self):
+        """The constraint matrix in compressed sparse column form (``scipy.sparse``)."""
+        from scipy.sparse import csc_matrix
+
+        indptr, indices, data = self.csc_arrays()
+        return csc_matrix((data, indices, indptr), shape=(self.n_rows, self.n_cols))
+
     def objective_value(self, values: np.ndarray) -> float:
-        return float(self.objective @ values) + self.objective_offset
+        """``c . x + offset`` for the column vector ``values``."""
+        # einsum runs in the calling thread; ``@`` on 1-D arrays goes to a threaded BLAS
+        # dot, which costs milliseconds whenever the machine has no idle core.
+        return float(np.einsum("i,i->", self.objective, np.asarray(values, dtype=np.float64))) + self.objective_offset
 
     def max_violation(self, values: np.ndarray) -> float:
         """Largest bound or row violation of ``values`` (0 when feasible)."""

@@ -4,7 +4,8 @@
   structure is a min-cost flow: ``SimpleMinCostFlow`` (integer arithmetic, so
   objective coefficients are scaled to integers; the scaling error is bounded
   and reported, and ``optimal`` is claimed only when it is negligible).
-* Any other LP goes to GLOP (primal-dual simplex).
+* Any other LP goes to GLOP (primal-dual simplex), loaded from the
+  declaration's sparse arrays in one call.
 * An integer program goes to CP-SAT when it is small and its rows have integer
   coefficients and bounds, otherwise to SCIP through ``pywraplp``.
 """
@@ -116,6 +117,48 @@ def _solve_min_cost_flow(model: LinearModel, time_limit, t0) -> Solution:
         "" if err == 0 else f"objective coefficients scaled by {scale:g}; rounding bound {slack:.3g}",
         {"cost_scale": scale},
     )
+
+
+def _solve_glop(model: LinearModel, time_limit, t0) -> Solution:
+    """GLOP on the declaration's arrays, passed in one call (``model_builder``'s sparse-data loader).
+
+    Integrality is dropped: callers only come here for LPs and for models whose
+    LP relaxation is integral.
+    """
+    from ortools.linear_solver.python import model_builder_helper as mbh
+
+    lower, upper, _ = model.bounds()
+    row_lower, row_upper = model.row_bounds()
+    helper = mbh.ModelBuilderHelper()
+    helper.fill_model_from_sparse_data(
+        lower, upper, np.ascontiguousarray(model.objective, dtype=np.float64), row_lower, row_upper,
+        model.csc().tocsr(),
+    )
+    helper.set_maximize(model.sense == "max")
+    helper.set_objective_offset(float(model.objective_offset))
+    solver = mbh.ModelSolverHelper("glop")
+    if not solver.solver_is_supported():
+        raise SolverUnavailableError("OR-Tools backend GLOP is not available")
+    if time_limit is not None:
+        solver.set_time_limit_in_seconds(float(time_limit))
+    build_s = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    solver.solve(helper)
+    solve_s = time.perf_counter() - t1
+    status = solver.status()
+    text = status.name
+    route = "ortools-glop"
+    if status == mbh.SolveStatus.INFEASIBLE:
+        return Solution("infeasible", None, None, None, None, "ortools", route, build_s, solve_s, text)
+    if status not in (mbh.SolveStatus.OPTIMAL, mbh.SolveStatus.FEASIBLE) or not solver.has_solution():
+        raise NoSolutionError(f"OR-Tools GLOP returned {text}")
+    values = np.asarray(solver.variable_values(), dtype=np.float64)
+    value = float(solver.objective_value())
+    if status == mbh.SolveStatus.OPTIMAL:
+        return Solution("optimal", values, value, value, 0.0, "ortools", route, build_s, solve_s, text)
+    hit_limit = time_limit is not None and solve_s >= 0.95 * time_limit
+    state = "time_limit" if hit_limit else "feasible"
+    return Solution(state, values, value, None, None, "ortools", route, build_s, solve_s, text)
 
 
 def _solve_pywraplp(model: LinearModel, backend: str, relax: bool, time_limit, threads, mip_gap, t0) -> Solution:
@@ -271,7 +314,7 @@ def solve_ortools(
     if backend == "glop":
         if model.is_integer and not model.integrality_is_free():
             raise SolverUnavailableError("GLOP solves LPs only; this model needs integrality")
-        return _solve_pywraplp(model, "GLOP", True, time_limit, threads, mip_gap, t0)
+        return _solve_glop(model, time_limit, t0)
     if backend == "cp_sat":
         if not _cp_sat_eligible(model):
             raise SolverUnavailableError("CP-SAT needs a small all-integer model with integer coefficients")

@@ -1,0 +1,155 @@
+"""``laissez-opt check INSTANCE RESULT``: fairness and efficiency report of an allocation.
+
+Exit codes: 0 the report was produced (whatever its verdicts); 2 bad input (an
+unreadable or invalid file, a result naming another instance or unknown
+agents, pools or edges); 1 an internal error.
+"""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import InputError
+
+MAX_ROWS = 40
+
+
+def _fmt(value, digits: int = 6) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def _verdict(value) -> str:
+    return {True: "[green]holds[/green]", False: "[red]fails[/red]", None: "[yellow]undecided[/yellow]"}[value]
+
+
+def render_report(report, console) -> None:
+    """Print a check report as rich tables."""
+    from rich.table import Table
+
+    data = report.to_dict()
+    head = Table(show_header=False, box=None, pad_edge=False)
+    head.add_column(style="bold")
+    head.add_column()
+    pareto = report.pareto
+    head.add_row("instance", data["instance"])
+    head.add_row("result", f"{data['method']} ({data['result_status']}), Pareto check in {data['mode']} mode")
+    head.add_row(
+        "verified",
+        "[green]yes[/green] (independent check)" if report.verification_ok
+        else "[red]NO[/red]: " + "; ".join(report.violations[:3]),
+    )
+    head.add_row("sharing incentive", f"{_verdict(report.sharing.holds)} (min phi {_fmt(report.sharing.min_phi, 4)})")
+    envy = data["envy_freeness"]
+    pair = envy["pair"]
+    envy_text = f"{_verdict(report.envy.envy_free)}"
+    if pair is not None:
+        envy_text += f" (largest envy {_fmt(envy['largest_envy'], 4)}: {pair[0]} toward {pair[1]})"
+    head.add_row("envy-free", envy_text)
+    if pareto is None:
+        head.add_row("Pareto-efficient", f"[yellow]not checked[/yellow]: {report.pareto_note}")
+    else:
+        text = _verdict(pareto.efficient)
+        if pareto.efficient is False:
+            text += f" (improvement with total gain {_fmt(pareto.total_gain, 6)}, certificate verified)"
+        text += f" [dim]{pareto.solver} {pareto.route}, {pareto.timing.get('total_s', 0.0):.3f}s[/dim]"
+        head.add_row("Pareto-efficient", text)
+    if report.price is not None:
+        head.add_row(
+            "price of fairness",
+            f"{_fmt(report.price['price_of_fairness'], 4)} (welfare {_fmt(report.price['welfare'])} "
+            f"of optimum {_fmt(report.price['welfare_optimum'])})",
+        )
+    console.print(head)
+
+    welfare = Table(title="welfare", title_justify="left")
+    for key in data["welfare"]:
+        welfare.add_column(key, justify="right")
+    welfare.add_row(*(_fmt(v) for v in data["welfare"].values()))
+    console.print(welfare)
+
+    agents = Table(title="agents", title_justify="left")
+    for name, just in (("agent", "left"), ("utility", "right"), ("equal share", "right"), ("phi", "right"),
+                       ("largest envy", "right"), ("toward", "left")):
+        agents.add_column(name, justify=just)
+    if pareto is not None and pareto.efficient is False:
+        agents.add_column("gain in certificate", justify="right")
+    sharing = data["sharing_incentive"]
+    for k, agent in enumerate(report.agents):
+        if k == MAX_ROWS:
+            agents.add_row(f"... {len(report.agents) - MAX_ROWS} more", *[""] * (len(agents.columns) - 1))
+            break
+        worst = envy["worst_by_agent"].get(agent, {})
+        cells = [
+            agent,
+            _fmt(data["utilities"][agent]),
+            _fmt(sharing["equal_share_utility"][agent]),
+            "inf" if sharing["phi"][agent] is None else _fmt(sharing["phi"][agent], 4),
+            _fmt(worst.get("envy")),
+            _fmt(worst.get("toward")),
+        ]
+        if pareto is not None and pareto.efficient is False:
+            cells.append(_fmt(pareto.gains[agent]))
+        agents.add_row(*cells)
+    console.print(agents)
+
+    matrix = envy.get("matrix")
+    if matrix is not None and len(matrix) <= 12:
+        table = Table(title="envy matrix U_i(X_j) (row i values column j's bundle)", title_justify="left")
+        table.add_column("i \\ j")
+        for agent in report.agents:
+            table.add_column(agent, justify="right")
+        for agent, row in zip(report.agents, matrix):
+            table.add_row(agent, *(_fmt(v, 4) for v in row))
+        console.print(table)
+
+    if pareto is not None and pareto.certificate:
+        cert = Table(title="certificate (Pareto improvement)", title_justify="left")
+        for name in ("agent", "pool", "round", "amount"):
+            cert.add_column(name, justify="right" if name in ("round", "amount") else "left")
+        for k, rec in enumerate(pareto.certificate):
+            if k == MAX_ROWS:
+                cert.add_row(f"... {len(pareto.certificate) - MAX_ROWS} more", "", "", "")
+                break
+            cert.add_row(rec["agent"], rec["pool"], str(rec["round"]), _fmt(rec["amount"]))
+        console.print(cert)
+
+
+@click.command("check")
+@click.argument("instance", type=str)
+@click.argument("result", type=str)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--solver", "-s", type=click.Choice(["highs", "ortools"]), default="highs", show_default=True,
+              help="Solver of the Pareto check and the welfare optimum.")
+@click.option("--mode", type=click.Choice(["auto", "integral", "fractional"]), default="auto", show_default=True,
+              help="Pareto check over whole devices or time shares (auto: the result's mode).")
+@click.option("--time-limit", type=float, default=None, help="Seconds for the Pareto check.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), default=None,
+              help="Also write the JSON report here (atomically).")
+def check_command(instance, result, as_json, solver, mode, time_limit, output):
+    """Fairness and efficiency of RESULT's allocation on INSTANCE: SI, EF, PE (with certificate), welfare."""
+    import json
+
+    from ..analysis.check import check
+    from ..io import load_instance, load_result, write_atomic
+
+    if time_limit is not None and not time_limit > 0:
+        raise InputError(f"must be > 0 seconds, got {time_limit}", path="--time-limit")
+    inst = load_instance(instance)
+    res = load_result(result)
+    fractional = None if mode == "auto" else mode == "fractional"
+    report = check(inst, res, solver=solver, fractional=fractional, time_limit=time_limit, source=result)
+    text = json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n"
+    if output:
+        write_atomic(output, text)
+    if as_json:
+        click.echo(text, nl=False)
+    else:
+        from rich.console import Console
+
+        render_report(report, Console(highlight=False, soft_wrap=False))

@@ -1,0 +1,688 @@
+"""Exact lexicographic max-min (leximin) over a declared allocation model.
+
+The shared engine of :mod:`laissez_opt.exact.maxmin` and :mod:`laissez_opt.exact.drf`.
+An allocation block (``x`` or ``y``, one column per edge and round) carries a
+linear *normalised value* per agent,
+
+.. math::
+
+    v_i(x) = \\sum_{(c,r)} a_{i,c,r}\\, x_{i,c,r}, \\qquad a \\ge 0,
+
+and the leximin allocation maximises the smallest ``v_i``, then the next
+smallest, and so on (the sorted vector of values is lexicographically
+maximal).  Agents whose value is 0 in every feasible allocation (``v_i^max = 0``
+below) are fixed at 0 and take no part in the levels.
+
+**Fractional mode: waterfilling.**  Level ``l`` solves
+
+.. math::
+
+    \\max t \\quad\\text{s.t.}\\quad v_i(x) \\ge t \\ (i \\text{ free}),\\qquad
+    v_j(x) \\ge \\ell_j \\ (j \\text{ frozen}),\\qquad x \\text{ feasible},
+
+then freezes, at ``ell_i = t*``, free agents that *provably* cannot exceed
+``t*`` while every other free agent keeps ``t*`` and every frozen agent its
+level.  Two exact certificates decide it (no epsilon perturbation):
+
+* *dual*: an agent whose row ``v_i - t >= 0`` has a nonzero dual in an optimal
+  dual solution is tight in every optimal solution (complementary slackness),
+  so it cannot exceed ``t*``; the duals sum to 1 over the free agents, so at
+  least one agent is certified per LP.  Agents with a zero dual stay free: if
+  they too are stuck, the next LP returns ``t*`` again and certifies them;
+* *standalone bound*: ``v_i^max``, the agent's value when it is alone (its own
+  column bounds and demand rows only), is an upper bound; ``v_i^max <= t*``
+  certifies it;
+* *probe* (routes that report no duals, or ``freeze="probe"``): with ``t``
+  fixed at ``t*``, maximise ``sum_{i in U} v_i`` over an undecided set ``U``.
+  Agents above ``t*`` in the optimum can exceed it; if none is, the optimum is
+  ``|U| t*`` and every agent of ``U`` is stuck.  At most ``|U|`` probes.
+
+The convex combination of allocations that raise single agents raises them all
+at once, so in fractional mode "cannot exceed the level" is a per-agent test
+and the values ``v_i`` of the leximin allocation are unique.
+
+**Integral mode: ordered outcomes.**  With integrality that argument fails
+(two agents, one device: each alone can get it, not both), so freezing by
+per-agent tests is not exact.  Instead (Ogryczak & Sliwinski 2003) step
+``k = 1..K`` maximises ``theta_k``, the sum of the ``k`` smallest values,
+
+.. math::
+
+    \\theta_k = \\max_{r_k, d_k} \\; k\\, r_k - \\sum_j d_{k,j},\\qquad
+    d_{k,j} \\ge r_k - v_j(x),\\ d_{k,j} \\ge 0,
+
+subject to ``theta_h >= theta_h*`` for the steps ``h < k`` already solved.
+Lexicographically maximal ``(theta_1, ..., theta_K)`` is exactly a leximin
+allocation; the ``k``-th smallest value is ``theta_k* - theta_{k-1}*``.  ``K``
+mixed-integer programs, ``K^2`` auxiliary columns: for small and medium instances.
+
+Tolerances: a level (or ``theta``) is fixed at the solver's optimum minus
+``1e-9 max(1, |t|)``; an agent counts as above a level when its value exceeds
+it by ``1e-7 max(1, |t|)``; a dual counts as nonzero above ``1e-9`` (the duals of
+the free rows sum to 1).
+
+References: Radunovic & Le Boudec, "A unified framework for max-min and
+min-max fairness with applications", IEEE/ACM ToN 15(5), 2007 (waterfilling
+on polytopes, the dual test); Ogryczak & Sliwinski, "On direct methods for
+lexicographic min-max optimization", ICCSA 2006, and Ogryczak, Pioro &
+Tomaszewski, Networks 2005 (ordered outcomes); thesis 002, ch. 3 (fairness).
+
+Example
+-------
+>>> import numpy as np
+>>> from laissez_opt.modeling import LinearModel
+>>> m = LinearModel("toy", sense="max")
+>>> x = m.add_variables("x", 2, upper=1.0)      # two agents, one unit to share
+>>> _ = m.add_constraints("capacity", rows=np.array([0, 0]), cols=x.columns([0, 1]),
+...                       coefs=np.ones(2), upper=np.array([1.0]))
+>>> plan = declare_leximin(m, x, agent=np.array([0, 1]), coef=np.array([1.0, 3.0]),
+...                        group=np.array([0, 1]), group_cap=np.array([np.inf, np.inf]), fractional=True)
+>>> out = solve_leximin(m, plan)
+>>> out.status, out.agent_values.round(6).tolist()
+('optimal', [0.75, 0.75])
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import NoSolutionError
+from ..modeling import LinearModel, solve_model
+from ..modeling.linear import ConstraintBlock, VariableBlock
+from ..modeling.solution import relative_gap
+
+__all__ = ["LeximinPlan", "LeximinOutcome", "standalone_max", "declare_leximin", "solve_leximin", "FREEZE_TESTS"]
+
+FREEZE_TESTS = ("dual", "probe")
+_DUAL_NONZERO = 1e-9
+_IPM_MIN_ROWS = 500  # level LPs with at least this many rows start with the interior point method
+_THETA_SLACK = 1e-7  # relative slack when fixing theta_k
+
+
+def _fix_tol(value: float) -> float:
+    return 1e-9 * max(1.0, abs(value))
+
+
+def _above_tol(value: float, a_max: np.ndarray) -> np.ndarray:
+    """Per agent: how far above a level a value must be to count as above it.
+
+    ``1e-7 max(1, |t|)`` plus a millionth of a device of the agent's best column:
+    an LP solution may break each row by the solver's feasibility tolerance
+    (``1e-7``), which can lift a value by about ``a_max`` times that.
+    """
+    return 1e-7 * max(1.0, abs(value)) + 1e-6 * a_max
+
+
+def standalone_max(
+    agent: np.ndarray,
+    group: np.ndarray,
+    coef: np.ndarray,
+    upper: np.ndarray,
+    group_cap: np.ndarray,
+    n_agents: int,
+) -> np.ndarray:
+    """``v_i^max``: each agent's largest value when it is alone.
+
+    Columns of one group (an agent-round) share the cap ``group_cap[g]``; each
+    column is bounded by ``upper``.  A fractional knapsack with unit weights per
+    group: fill the columns in decreasing ``coef`` order.
+
+    >>> standalone_max(np.array([0, 0, 1]), np.array([0, 0, 1]), np.array([2.0, 1.0, 5.0]),
+    ...                np.array([1.0, 3.0, 1.0]), np.array([2.0, np.inf]), 2).tolist()
+    [3.0, 5.0]
+    """
+    useful = (coef > 0) & (upper > 0)
+    order = np.lexsort((-coef, group))
+    order = order[useful[order]]
+    g = group[order]
+    cap = upper[order]
+    total = np.cumsum(cap)
+    first = np.searchsorted(g, g, side="left")
+    before = total - cap - np.where(first > 0, total[first - 1], 0.0)  # taken earlier in the group
+    take = np.clip(np.minimum(cap, group_cap[g] - before), 0.0, None)
+    return np.bincount(agent[order], weights=take * coef[order], minlength=n_agents)
+
+
+@dataclass
+class LeximinPlan:
+    """What the engine needs to know about a declared leximin model.
+
+    ``block`` is the allocation block; ``agent`` and ``coef`` give, per column
+    of the block, the agent and ``a_{i,c,r}``; ``included`` marks the agents with
+    ``v_i^max > 0`` (``vmax``); ``rows_agent`` lists, in row order, the agents
+    that have a ``level`` row (fractional) or an ordered-outcome index (integral).
+    """
+
+    block: VariableBlock
+    agent: np.ndarray
+    coef: np.ndarray
+    included: np.ndarray
+    vmax: np.ndarray
+    fractional: bool
+    rows_agent: np.ndarray
+    t: VariableBlock | None = None
+    level: ConstraintBlock | None = None
+    t_entries: np.ndarray | None = None
+    r: VariableBlock | None = None
+    d: VariableBlock | None = None
+    cumulative: ConstraintBlock | None = None
+    columns: object = None  # the model module's index arithmetic (AllocationColumns)
+
+    @property
+    def n_agents(self) -> int:
+        return self.included.size
+
+    @property
+    def a_max(self) -> np.ndarray:
+        """Largest ``a_{i,c,r}`` of each agent (0 for agents with no valued column)."""
+        out = np.zeros(self.n_agents)
+        np.maximum.at(out, self.agent, np.where(self.block.upper > 0, self.coef, 0.0))
+        return out
+
+    def values(self, block_values: np.ndarray) -> np.ndarray:
+        """``v_i`` per agent from the allocation block's values."""
+        return np.bincount(self.agent, weights=self.coef * block_values, minlength=self.n_agents)
+
+
+def declare_leximin(
+    model: LinearModel,
+    block: VariableBlock,
+    *,
+    agent: np.ndarray,
+    coef: np.ndarray,
+    group: np.ndarray,
+    group_cap: np.ndarray,
+    fractional: bool,
+    n_agents: int | None = None,
+) -> LeximinPlan:
+    """Declare the leximin blocks on ``model`` over allocation block ``block``.
+
+    Fractional: variable ``t`` (the level, objective ``max t``) and constraint
+    ``level`` (``v_i - t >= 0``, one row per included agent).  Integral: the
+    ordered-outcome variables ``r`` (``K``) and ``d`` (``K x K``), constraints
+    ``excess`` (``d_{k,j} + v_j - r_k >= 0``) and ``cumulative``
+    (``(k+1) r_k - sum_j d_{k,j} >= theta_k*``, inactive until step ``k`` is solved).
+    Columns with ``coef = 0`` are fixed at 0 (they add no value).
+    """
+    coef = np.asarray(coef, dtype=np.float64)
+    agent = np.asarray(agent, dtype=np.int64)
+    n = int(agent.max(initial=-1)) + 1 if n_agents is None else int(n_agents)
+    block.upper[coef <= 0] = 0.0
+    integral = block.integer and not fractional
+    if block.integer:
+        # Integral bounds for integer columns: the same model, and HiGHS 1.13's MIP presolve
+        # can return a wrong "optimal" on fractional bounds of integer columns.
+        block.upper[:] = np.floor(block.upper + 1e-9)
+    upper = block.upper
+    cap = np.floor(np.asarray(group_cap, float) + 1e-9) if integral else np.asarray(group_cap, float)
+    vmax = standalone_max(agent, group, coef, upper, cap, n)
+    included = vmax > 0
+    rows_agent = np.flatnonzero(included)
+    K = rows_agent.size
+    row_of = np.full(n, -1, dtype=np.int64)
+    row_of[rows_agent] = np.arange(K)
+    use = (coef > 0) & included[agent] & (block.upper > 0)
+    local = np.flatnonzero(use)
+    x_rows = row_of[agent[local]]
+    x_cols = block.columns(local)
+    x_coefs = coef[local]
+    plan = LeximinPlan(block, agent, coef, included, vmax, fractional, rows_agent)
+    if fractional:
+        t = model.add_variables("t", 1, lower=0.0, upper=np.inf if K else 0.0, description="the level being raised")
+        order = np.lexsort((x_cols, x_rows))
+        level = model.add_constraints(
+            "level",
+            rows=np.concatenate([x_rows[order], np.arange(K)]),
+            cols=np.concatenate([x_cols[order], np.full(K, t.start)]),
+            coefs=np.concatenate([x_coefs[order], -np.ones(K)]),
+            lower=0.0,
+            n_rows=K,
+            description="v_i(x) - t >= 0 for a free agent; v_i(x) >= ell_i once frozen at level ell_i",
+        )
+        model.set_objective(t, np.ones(1))
+        plan.t, plan.level, plan.t_entries = t, level, x_rows.size + np.arange(K)
+        return plan
+    r = model.add_variables("r", K, lower=0.0, upper=0.0, description="threshold of ordered-outcome step k")
+    d = model.add_variables("d", K * K, lower=0.0, upper=0.0, description="shortfall of agent j below r_k")
+    # excess row k*K + j: d[k, j] + v_j(x) - r_k >= 0
+    kk = np.repeat(np.arange(K), K)
+    rows_v = (np.arange(K)[:, None] * K + x_rows[None, :]).ravel()
+    model.add_constraints(
+        "excess",
+        rows=np.concatenate([np.arange(K * K), rows_v, np.arange(K * K)]),
+        cols=np.concatenate([d.columns(np.arange(K * K)), np.tile(x_cols, K), r.columns(kk)]),
+        coefs=np.concatenate([np.ones(K * K), np.tile(x_coefs, K), -np.ones(K * K)]),
+        lower=0.0,
+        n_rows=K * K,
+        description="d[k,j] >= r_k - v_j(x)",
+    )
+    cumulative = model.add_constraints(
+        "cumulative",
+        rows=np.concatenate([np.arange(K), kk]),
+        cols=np.concatenate([r.columns(np.arange(K)), d.columns(np.arange(K * K))]),
+        coefs=np.concatenate([np.arange(1, K + 1, dtype=float), -np.ones(K * K)]),
+        lower=0.0,  # theta_k >= 0 holds for r_k = d_k = 0, so it restricts no allocation
+        n_rows=K,
+        description="theta_k = (k+1) r_k - sum_j d[k,j] >= theta_k* once step k is solved (>= 0 before)",
+    )
+    plan.r, plan.d, plan.cumulative = r, d, cumulative
+    return plan
+
+
+# --------------------------------------------------------------------------- sessions
+@dataclass
+class _Run:
+    status: str  # optimal, feasible, time_limit, infeasible
+    values: np.ndarray | None
+    objective: float | None
+    bound: float | None
+    duals: np.ndarray | None
+    solve_s: float
+    text: str
+    route: str
+
+
+class _ModelSession:
+    """Mutate the declared model and solve it again through :func:`solve_model` (any route)."""
+
+    def __init__(self, model: LinearModel, solver: str, via: str, options: dict):
+        self.model = model
+        self.solver, self.via, self.options = solver, via, options
+        self.build_s = 0.0
+
+    def set_bounds(self, block: VariableBlock, local, lower, upper) -> None:
+        block.lower[local] = lower
+        block.upper[local] = upper
+
+    def set_row_bounds(self, block: ConstraintBlock, local, lower, upper=None) -> None:
+        block.lower[local] = lower
+        if upper is not None:
+            block.upper[local] = upper
+
+    def set_coefs(self, block: ConstraintBlock, entries, value: float) -> None:
+        block.coefs[entries] = value
+
+    def set_objective(self, vector: np.ndarray) -> None:
+        self.model.objective[:] = vector
+
+    def solve(self, time_limit: float | None) -> _Run:
+        sol = solve_model(self.model, solver=self.solver, via=self.via, time_limit=time_limit, **self.options)
+        self.build_s += sol.build_s
+        return _Run(sol.status, sol.values, sol.objective, sol.bound, None, sol.solve_s, sol.solver_status, sol.route)
+
+
+class _HighsSession(_ModelSession):
+    """One highspy model kept across all solves; changes go to bounds, costs and coefficients.
+
+    The declaration is lowered once by the HiGHS route's matrix lowering; every
+    change is applied to the declaration too, so the two never disagree.
+    """
+
+    def __init__(self, model: LinearModel, integral: bool, options: dict):
+        import highspy
+
+        from ..modeling import highs_route
+
+        super().__init__(model, "highs", "direct", options)
+        t0 = time.perf_counter()
+        self.highspy = highspy
+        self.integral = integral
+        self.h = h = highspy.Highs()
+        h.setOptionValue("output_flag", bool(options.get("verbose", False)))
+        if options.get("threads") is not None:
+            h.setOptionValue("threads", int(options["threads"]))
+        if integral:
+            h.setOptionValue("mip_rel_gap", float(options.get("mip_gap", 1e-9)))
+            h.setOptionValue("mip_abs_gap", 1e-9)
+        if hasattr(highs_route, "_pass_model"):
+            highs_route._pass_model(h, model, integral)
+        else:  # older lowering: a HighsLp object
+            h.passModel(highs_route._highs_lp(model, integral))
+        self.row_upper = model.row_bounds()[1]
+        self.runs = 0
+        self.build_s = time.perf_counter() - t0
+
+    def set_bounds(self, block, local, lower, upper) -> None:
+        super().set_bounds(block, local, lower, upper)
+        cols = block.columns(np.atleast_1d(local)).astype(np.int32)
+        lo = np.broadcast_to(np.asarray(lower, float), cols.shape).astype(np.float64)
+        up = np.broadcast_to(np.asarray(upper, float), cols.shape).astype(np.float64)
+        self.h.changeColsBounds(cols.size, cols, lo, up)
+
+    def set_row_bounds(self, block, local, lower, upper=None) -> None:
+        super().set_row_bounds(block, local, lower, upper)
+        local = np.atleast_1d(local)
+        rows = (block.start + local).astype(np.int32)
+        lo = block.lower[local].astype(np.float64)
+        lo = np.where(np.isinf(lo), -self.highspy.kHighsInf, lo)
+        up = block.upper[local].astype(np.float64)
+        up = np.where(np.isinf(up), self.highspy.kHighsInf, up)
+        self.h.changeRowsBounds(rows.size, rows, lo, up)
+
+    def set_coefs(self, block, entries, value) -> None:
+        super().set_coefs(block, entries, value)
+        for e in np.atleast_1d(entries).tolist():
+            self.h.changeCoeff(int(block.start + block.rows[e]), int(block.cols[e]), float(value))
+
+    def set_objective(self, vector) -> None:
+        super().set_objective(vector)
+        cols = np.arange(self.model.n_cols, dtype=np.int32)
+        self.h.changeColsCost(cols.size, cols, np.ascontiguousarray(vector, dtype=np.float64))
+
+    def solve(self, time_limit) -> _Run:
+        hs = self.highspy
+        h = self.h
+        h.setOptionValue("time_limit", float(time_limit) if time_limit is not None else hs.kHighsInf)
+        S = hs.HighsModelStatus
+        large = self.model.n_rows >= _IPM_MIN_ROWS
+        if not self.integral:
+            # The first LP from scratch: interior point (with crossover to a vertex) beats the
+            # simplex method on large level LPs; later LPs are warm-started simplex runs.
+            h.setOptionValue("solver", "ipm" if large and self.runs == 0 else "simplex")
+        self.runs += 1
+        t1 = time.perf_counter()
+        h.run()
+        status = h.getModelStatus()
+        if status == S.kUnboundedOrInfeasible and not self.integral:
+            h.setOptionValue("presolve", "off")
+            h.run()
+            h.setOptionValue("presolve", "choose")
+            status = h.getModelStatus()
+        solve_s = time.perf_counter() - t1
+        text = h.modelStatusToString(status)
+        info = h.getInfo()
+        route = "highspy-mip" if self.integral else "highspy-lp"
+        if status == S.kInfeasible:
+            return _Run("infeasible", None, None, None, None, solve_s, text, route)
+        has_solution = info.primal_solution_status == hs.SolutionStatus.kSolutionStatusFeasible
+        if status == S.kOptimal or (has_solution and status in (S.kTimeLimit, S.kInterrupt, S.kIterationLimit)):
+            sol = h.getSolution()
+            values = np.asarray(sol.col_value)
+            duals = None if self.integral or not sol.dual_valid else np.asarray(sol.row_dual)
+            objective = float(info.objective_function_value)
+            bound = float(info.mip_dual_bound) if self.integral else (objective if status == S.kOptimal else None)
+            state = "optimal" if status == S.kOptimal else ("time_limit" if status == S.kTimeLimit else "feasible")
+            return _Run(state, values, objective, bound, duals, solve_s, text, route)
+        if status == S.kTimeLimit:
+            raise NoSolutionError(f"HiGHS hit the time limit before finding a feasible solution ({text})")
+        raise NoSolutionError(f"HiGHS returned {text}")
+
+
+# --------------------------------------------------------------------------- outcome
+@dataclass
+class LeximinOutcome:
+    """The engine's answer.
+
+    ``values`` is the full column vector of the last solve (None if nothing was
+    solved); ``agent_values`` the ``v_i`` of that allocation; ``levels`` the level
+    of each level LP (fractional) or the sorted leximin vector (integral);
+    ``solve_times`` the solver's own time for each LP/MILP.
+    """
+
+    status: str
+    values: np.ndarray | None
+    agent_values: np.ndarray
+    levels: list[float]
+    frozen_per_level: list[int]
+    solves: int
+    probes: int
+    solve_times: list[float]
+    build_s: float
+    route: str
+    solver_status: str
+    bound: float | None = None
+    message: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def solver_s(self) -> float:
+        return float(sum(self.solve_times))
+
+
+def solve_leximin(
+    model: LinearModel,
+    plan: LeximinPlan,
+    *,
+    solver: str = "highs",
+    via: str = "direct",
+    time_limit: float | None = None,
+    freeze: str = "dual",
+    threads: int | None = None,
+    mip_gap: float = 1e-9,
+    backend: str | None = None,
+    verbose: bool = False,
+) -> LeximinOutcome:
+    """Leximin-optimal allocation of the model declared by :func:`declare_leximin`.
+
+    ``solver="highs"`` with ``via="direct"`` keeps one highspy model and changes
+    bounds, costs and coefficients between solves (warm-started simplex after a
+    first interior-point LP); other routes lower the mutated declaration
+    afresh for each solve through :func:`~laissez_opt.modeling.solve_model`.
+    ``freeze`` picks the fractional freezing certificate: ``"dual"`` (nonzero dual
+    or standalone bound; needs duals, so only on the highspy route, elsewhere
+    ``"probe"`` is used) or ``"probe"``.  See the module docstring.
+    """
+    if freeze not in FREEZE_TESTS:
+        raise ValueError(f"freeze must be one of {FREEZE_TESTS}, got {freeze!r}")
+    options = {"threads": threads, "mip_gap": mip_gap, "verbose": verbose}
+    if solver == "highs" and via == "direct":
+        session: _ModelSession = _HighsSession(model, not plan.fractional, options)
+    else:
+        extra = {"threads": threads, "mip_gap": mip_gap, "verbose": verbose}
+        if backend is not None:
+            extra["backend"] = backend
+        session = _ModelSession(model, solver, via, extra)
+        freeze = "probe"
+    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+    if plan.fractional:
+        outcome = _waterfill(session, plan, deadline, freeze)
+        outcome.extra["freeze"] = freeze
+        return outcome
+    return _ordered_outcomes(session, plan, deadline)
+
+
+def _remaining(deadline):
+    if deadline is None:
+        return None
+    return max(deadline - time.perf_counter(), 1e-3)
+
+
+def _empty(plan: LeximinPlan, session, message: str) -> LeximinOutcome:
+    return LeximinOutcome(
+        "optimal", np.zeros(session.model.n_cols), np.zeros(plan.n_agents), [], [], 0, 0, [],
+        session.build_s, "none (nothing to solve)", "", 0.0, message,
+    )
+
+
+def _waterfill(session: _ModelSession, plan: LeximinPlan, deadline, freeze: str) -> LeximinOutcome:
+    model = session.model
+    K = plan.rows_agent.size
+    if K == 0:
+        return _empty(plan, session, "no agent can get a positive value; all are fixed at 0")
+    row_of = np.full(plan.n_agents, -1, dtype=np.int64)
+    row_of[plan.rows_agent] = np.arange(K)
+    a_max = plan.a_max
+    free = plan.included.copy()
+    levels: list[float] = []
+    frozen_counts: list[int] = []
+    times: list[float] = []
+    solves = probes = 0
+    last: _Run | None = None
+    message = ""
+    status = "optimal"
+    objective_t = np.zeros(model.n_cols)
+    objective_t[plan.t.start] = 1.0
+    while free.any():
+        run = session.solve(_remaining(deadline))
+        solves += 1
+        times.append(run.solve_s)
+        if run.status == "infeasible":
+            raise NoSolutionError(f"level LP {solves} reported infeasible ({run.text}); a numerical failure")
+        if run.status != "optimal":
+            status = run.status
+            message = f"stopped at level {len(levels) + 1}: the LP ended {run.text}"
+            if last is None and run.values is not None:
+                last = run
+            break
+        last = run
+        tstar = float(run.values[plan.t.start])
+        values = plan.values(run.values[plan.block.slice])
+        above = _above_tol(tstar, a_max)
+        stuck = free & (plan.vmax <= tstar + above)
+        if freeze == "dual" and run.duals is not None:
+            lam = np.abs(run.duals[plan.level.start : plan.level.start + K])
+            stuck |= free & _scatter(lam > _DUAL_NONZERO, plan.rows_agent, plan.n_agents)
+        if freeze == "probe" or not stuck.any():
+            undecided = free & ~stuck & (values <= tstar + above)
+            found, t_used = _probe(session, plan, undecided, tstar, above, row_of, objective_t, deadline)
+            probes += len(t_used)
+            solves += len(t_used)
+            times.extend(t_used)
+            if found is None:
+                status, message = "time_limit", f"stopped while probing level {len(levels) + 1}"
+                break
+            stuck |= found
+        if not stuck.any():  # numerically, no agent could be certified: freeze the lowest ones
+            stuck = free & (values <= tstar + above)
+            message = "some levels were frozen without a certificate (numerical tolerance)"
+            if not stuck.any():
+                stuck = free & (values <= values[free].min() + above)
+        idx = np.flatnonzero(stuck)
+        rows = row_of[idx]
+        session.set_coefs(plan.level, plan.t_entries[rows], 0.0)
+        session.set_row_bounds(plan.level, rows, np.minimum(tstar, plan.vmax[idx]))
+        free &= ~stuck
+        levels.append(tstar)
+        frozen_counts.append(int(idx.size))
+    values_all = last.values if last is not None else np.zeros(model.n_cols)
+    agent_values = plan.values(values_all[plan.block.slice])
+    kind = "persistent model" if isinstance(session, _HighsSession) else "model re-lowered per LP"
+    return LeximinOutcome(
+        status, values_all, agent_values, levels, frozen_counts, solves, probes, times, session.build_s,
+        (last.route if last else "") + f" (leximin: {solves} LPs, {kind})",
+        last.text if last else "", levels[0] if levels and status == "optimal" else None, message,
+    )
+
+
+def _scatter(mask_rows: np.ndarray, rows_agent: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=bool)
+    out[rows_agent[mask_rows]] = True
+    return out
+
+
+def _probe(session, plan: LeximinPlan, undecided, tstar, above, row_of, objective_t, deadline):
+    """Split the ``undecided`` agents into stuck at ``tstar`` (returned mask) and able to exceed it.
+
+    ``t`` is fixed at ``tstar``.  Group probes maximise ``sum_{i in U} v_i / a_i^max``
+    with each ``v_i`` capped at ``tstar + 10 above_i`` (the cap spreads the gain
+    over many agents): agents clearly above ``tstar`` can exceed it; if none is
+    and the total gain is negligible, all of ``U`` is stuck (any agent able to
+    rise would add at least its ``above_i``).  Otherwise single-agent probes
+    (maximise ``v_j``) decide the rest one by one.  Returns ``(stuck, times)``, or
+    ``(None, times)`` when a probe stopped early.
+    """
+    stuck = np.zeros(plan.n_agents, dtype=bool)
+    times: list[float] = []
+    if not undecided.any():
+        return stuck, times
+    fixed = tstar - _fix_tol(tstar)
+    session.set_bounds(plan.t, 0, fixed, fixed)
+    undecided = undecided.copy()
+    weight = np.where(plan.a_max > 0, 1.0 / np.where(plan.a_max > 0, plan.a_max, 1.0), 0.0)
+    capped = np.zeros(0, dtype=np.int64)
+    group = True
+    try:
+        while undecided.any():
+            objective = np.zeros(session.model.n_cols)
+            if group:
+                members = undecided
+                cols = members[plan.agent]
+                objective[plan.block.start + np.flatnonzero(cols)] = (plan.coef * weight[plan.agent])[cols]
+                capped = row_of[np.flatnonzero(members)]
+                session.set_row_bounds(plan.level, capped, 0.0, 10.0 * above[members] + _fix_tol(tstar))
+            else:
+                j = int(np.flatnonzero(undecided)[0])
+                cols = plan.agent == j
+                objective[plan.block.start + np.flatnonzero(cols)] = plan.coef[cols]
+            session.set_objective(objective)
+            run = session.solve(_remaining(deadline))
+            times.append(run.solve_s)
+            if capped.size:
+                session.set_row_bounds(plan.level, capped, 0.0, np.inf)
+                capped = np.zeros(0, dtype=np.int64)
+            if run.status != "optimal":
+                return None, times
+            values = plan.values(run.values[plan.block.slice])
+            up = undecided & (values > tstar + above)
+            if group:
+                gain = float(np.sum(weight[undecided] * (values[undecided] - tstar)))
+                if not up.any() and gain <= 0.1 * float(np.min(weight[undecided] * above[undecided])):
+                    stuck |= undecided
+                    break
+                if not up.any():
+                    group = False  # inconclusive: decide agent by agent
+            else:
+                if values[j] <= tstar + above[j]:
+                    stuck[j] = True
+                    undecided[j] = False
+            undecided &= ~up
+    finally:
+        session.set_objective(objective_t)
+        session.set_bounds(plan.t, 0, 0.0, np.inf)
+    return stuck, times
+
+
+def _ordered_outcomes(session: _ModelSession, plan: LeximinPlan, deadline) -> LeximinOutcome:
+    model = session.model
+    K = plan.rows_agent.size
+    if K == 0:
+        return _empty(plan, session, "no agent can get a positive value; all are fixed at 0")
+    times: list[float] = []
+    thetas: list[float] = []
+    last: _Run | None = None
+    status, message, bound = "optimal", "", None
+    for k in range(K):
+        session.set_bounds(plan.r, k, 0.0, np.inf)
+        session.set_bounds(plan.d, np.arange(k * K, (k + 1) * K), 0.0, np.inf)
+        objective = np.zeros(model.n_cols)
+        objective[plan.r.start + k] = k + 1.0
+        objective[plan.d.start + k * K : plan.d.start + (k + 1) * K] = -1.0
+        session.set_objective(objective)
+        run = session.solve(_remaining(deadline))
+        times.append(run.solve_s)
+        if run.status == "infeasible":
+            raise NoSolutionError(f"ordered-outcome step {k + 1} reported infeasible ({run.text}); a numerical failure")
+        if run.status != "optimal":
+            status = run.status
+            message = f"stopped at ordered-outcome step {k + 1} of {K}: {run.text}"
+            if k == 0:
+                bound = run.bound  # step 1 maximises the smallest value: its dual bound bounds the objective
+            if run.values is not None:
+                last = run
+            break
+        last = run
+        # theta_k of the rounded allocation, not the solver's objective: the MIP may lift r_k
+        # within its feasibility tolerance, and fixing that would cut off the true optimum.
+        block = run.values[plan.block.slice]
+        ranked = np.sort(plan.values(np.round(block) if plan.block.integer else block)[plan.rows_agent])
+        theta = float(ranked[: k + 1].sum())
+        if k == 0:
+            bound = run.bound
+        thetas.append(theta)
+        session.set_row_bounds(plan.cumulative, k, theta - _THETA_SLACK * max(1.0, abs(theta)))
+    values_all = last.values if last is not None else np.zeros(model.n_cols)
+    block = values_all[plan.block.slice]
+    if plan.block.integer:
+        block = np.round(block)
+    agent_values = plan.values(block)
+    sorted_levels = np.sort(agent_values[plan.rows_agent]).tolist() if status == "optimal" else list(np.diff([0.0, *thetas]))
+    return LeximinOutcome(
+        status, values_all, agent_values, sorted_levels, [1] * len(thetas), len(times), 0, times,
+        session.build_s,
+        (last.route if last else "") + f" (leximin by ordered outcomes: {len(times)} MILPs)",
+        last.text if last else "", bound, message,
+    )

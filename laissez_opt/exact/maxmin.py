@@ -1,0 +1,215 @@
+"""Weighted max-min fairness, lexicographic (leximin), ``models.md`` item 3.
+
+Normalised utility of agent ``i`` under allocation ``x``:
+
+.. math::
+
+    v_i(x) = \\frac{U_i(x)}{w_i E_i}, \\qquad U_i(x) = \\sum_{c,r} u_{i,c,r}\\, x_{i,c,r},
+
+with the normaliser ``E_i = 1`` (``normalizer="raw"``) or ``E_i = U_i^ex / w_i``
+(``"equal_share"``, the default; ``U_i^ex`` is the utility of the weighted
+time-equal share, :func:`laissez_opt.shares.equal_share_utilities`), which makes
+``v_i = phi_i``, the sharing-incentive ratio.  The leximin allocation maximises
+``min_i v_i``, then, holding the agents that cannot improve at their level, the
+next smallest, and so on, over the feasible allocations of
+:mod:`laissez_opt.exact.common` (``capacity``: ``sum_i x[i,c,r] <= k_c``;
+``demand``: ``sum_c x[i,c,r] <= d_i``).  Agents that get 0 in every feasible
+allocation (no edge with positive utility in their window, or ``d_i = 0``)
+are fixed at 0 and take no part in the levels.
+
+Fractional mode (the time-sharing allocation of heterogeneity-aware
+schedulers such as Gavel) is exact waterfilling by LPs; integral mode is a
+sequence of MILPs (ordered outcomes).  Both are in
+:mod:`laissez_opt.exact.leximin`; ``models/maxmin.md`` states the guarantees,
+among them: in fractional mode with ``"equal_share"``, the first level is
+``min_i phi_i >= min_i q_i`` where ``q_i <= 1`` is the ratio of the demand-capped
+equal share (:func:`laissez_opt.shares.capped_share_ratios`), so sharing
+incentive (``min phi >= 1``) holds whenever no agent's demand cap or window
+binds its equal share.
+
+``objective`` is the first level, ``min_i v_i`` over the agents that take part;
+``details["leximin"]`` maps every agent to its ``v_i``; ``details["levels"]``
+lists the level of each LP (fractional) or the sorted leximin vector (integral).
+
+References: Bertsekas & Gallager, *Data Networks* (1992), sec. 6.5.2 (max-min
+fairness, waterfilling); Radunovic & Le Boudec, IEEE/ACM ToN 2007;
+Narayanan et al., "Heterogeneity-aware cluster scheduling policies for deep
+learning workloads" (Gavel), OSDI 2020 (max-min over normalised throughput);
+thesis 002, eqs. 3.3-3.4 (``phi``, sharing incentive).
+
+Example
+-------
+>>> import laissez_opt as lo
+>>> inst = lo.Instance(pools=[lo.Pool("V100", count=2), lo.Pool("K80", count=2)],
+...                    agents=[lo.Agent("A"), lo.Agent("B")],
+...                    edges=[lo.Edge("A", "V100", 4.0), lo.Edge("A", "K80", 1.0),
+...                           lo.Edge("B", "V100", 2.0), lo.Edge("B", "K80", 2.0)])
+>>> r = lo.solve(inst, "maxmin", fractional=True)
+>>> r.status, round(r.objective, 6), {a: round(v, 6) for a, v in r.details["leximin"].items()}
+('optimal', 1.230769, {'A': 1.230769, 'B': 1.230769})
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..errors import InputError
+from ..instance import Instance
+from ..method_spec import Method
+from ..modeling import LinearModel
+from ..modeling.solution import Solution
+from ..result import Result
+from ..shares import equal_share_utilities
+from .common import AllocationColumns, add_allocation, allocation_result
+from .leximin import FREEZE_TESTS, LeximinOutcome, LeximinPlan, declare_leximin, solve_leximin
+
+__all__ = ["NORMALIZERS", "normalizers", "build_maxmin", "solve_maxmin", "leximin_result"]
+
+NORMALIZERS = ("equal_share", "raw")
+
+
+def normalizers(instance: Instance, normalizer: str = "equal_share") -> np.ndarray:
+    """``E_i`` per agent: 1 (``"raw"``) or ``U_i^ex / w_i`` (``"equal_share"``; 0 where the share is worthless).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance(pools=[lo.Pool("P", count=4)], agents=[lo.Agent("A", weight=3.0), lo.Agent("B")],
+    ...                    edges=[lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 2.0)])
+    >>> normalizers(inst).tolist()
+    [1.0, 2.0]
+    """
+    if normalizer == "raw":
+        return np.ones(instance.n_agents)
+    if normalizer == "equal_share":
+        return equal_share_utilities(instance) / instance.weights
+    raise InputError(f"unknown normalizer {normalizer!r}; choose one of {', '.join(NORMALIZERS)}", path="normalizer")
+
+
+def build_maxmin(
+    instance: Instance, *, fractional: bool = False, normalizer: str = "equal_share"
+) -> tuple[LinearModel, LeximinPlan]:
+    """Declare the leximin model: ``x``, ``capacity``, ``demand`` and the level blocks.
+
+    Fractional: ``t`` and ``level`` (``U_i / (w_i E_i) - t >= 0``); integral: ``r``,
+    ``d``, ``excess`` and ``cumulative`` (ordered outcomes).  Returns the model and
+    the :class:`~laissez_opt.exact.leximin.LeximinPlan` (its ``columns`` attribute
+    holds the allocation's index arithmetic).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance(pools=[lo.Pool("P")], agents=[lo.Agent("A")], edges=[lo.Edge("A", "P", 1.0)])
+    >>> model, plan = build_maxmin(inst, fractional=True)
+    >>> sorted(model.variables), sorted(model.constraints)
+    (['t', 'x'], ['capacity', 'demand', 'level'])
+    """
+    E = normalizers(instance, normalizer)
+    model = LinearModel("maxmin", sense="max")
+    columns = add_allocation(model, instance, integral=not fractional)
+    u = instance.edge_utility[columns.edge, columns.round]
+    scale = instance.weights[columns.agent] * E[columns.agent]
+    coef = np.where(scale > 0, u / np.where(scale > 0, scale, 1.0), 0.0)
+    rounds = instance.rounds
+    plan = declare_leximin(
+        model,
+        columns.block,
+        agent=columns.agent,
+        coef=coef,
+        group=columns.agent * rounds + columns.round,
+        group_cap=np.repeat(instance.demands, rounds),
+        fractional=fractional,
+        n_agents=instance.n_agents,
+    )
+    plan.columns = columns
+    return model, plan
+
+
+def leximin_result(
+    instance: Instance,
+    method: str,
+    plan: LeximinPlan,
+    outcome: LeximinOutcome,
+    *,
+    solver: str,
+    fractional: bool,
+    params: dict,
+    details: dict,
+) -> Result:
+    """Package a leximin outcome as a :class:`Result` (objective: the smallest value taking part)."""
+    columns: AllocationColumns = plan.columns
+    solution = Solution(
+        outcome.status, outcome.values, None, None, None, solver, outcome.route,
+        outcome.build_s, outcome.solver_s, outcome.solver_status, outcome.message,
+    )
+    result = allocation_result(instance, method, columns, solution, fractional=fractional, params=params)
+    values = plan.values(result.amounts.reshape(-1)) if result.amounts is not None else outcome.agent_values
+    taking_part = values[plan.included]
+    objective = float(taking_part.min()) if taking_part.size else 0.0
+    result.objective = objective
+    if outcome.status == "optimal":
+        result.bound, result.gap = objective, 0.0
+    elif outcome.bound is not None:
+        result.bound = float(outcome.bound)
+        result.gap = abs(result.bound - objective) / max(abs(objective), 1e-10)
+    ids = [a.id for a in instance.agents]
+    result.details = {
+        **details,
+        "leximin": {ids[i]: float(values[i]) for i in range(len(ids))},
+        "levels": [float(v) for v in outcome.levels],
+        "frozen_per_level": outcome.frozen_per_level,
+        "excluded": [ids[i] for i in np.flatnonzero(~plan.included)],
+        "solves": outcome.solves,
+        "probes": outcome.probes,
+        "solve_times": [float(s) for s in outcome.solve_times],
+        "solver_s": outcome.solver_s,
+        **outcome.extra,
+    }
+    return result
+
+
+def solve_maxmin(
+    instance: Instance,
+    *,
+    fractional: bool = False,
+    normalizer: str = "equal_share",
+    solver: str = "highs",
+    via: str = "direct",
+    time_limit: float | None = None,
+    freeze: str = "dual",
+    threads: int | None = None,
+    mip_gap: float = 1e-9,
+    backend: str | None = None,
+    verbose: bool = False,
+    **_options,
+) -> Result:
+    """Leximin allocation of ``U_i / (w_i E_i)``; see the module docstring.
+
+    ``freeze`` (fractional): ``"dual"`` or ``"probe"`` freezing certificate
+    (:mod:`laissez_opt.exact.leximin`); routes without duals always probe.
+    """
+    if freeze not in FREEZE_TESTS:
+        raise InputError(f"unknown freeze test {freeze!r}; choose one of {', '.join(FREEZE_TESTS)}", path="freeze")
+    start = time.perf_counter()
+    model, plan = build_maxmin(instance, fractional=fractional, normalizer=normalizer)
+    declare_s = time.perf_counter() - start
+    outcome = solve_leximin(
+        model, plan, solver=solver, via=via, time_limit=time_limit, freeze=freeze,
+        threads=threads, mip_gap=mip_gap, backend=backend, verbose=verbose,
+    )
+    params = {"time_limit": time_limit, "fractional": fractional, "via": via, "normalizer": normalizer}
+    result = leximin_result(
+        instance, "maxmin", plan, outcome, solver=solver, fractional=fractional, params=params,
+        details={"normalizer": normalizer},
+    )
+    result.timing["build_s"] += declare_s
+    return result
+
+
+METHOD = Method(
+    name="maxmin",
+    kind="exact",
+    objective="leximin of U_i / (w_i E_i), E_i = U_i^ex / w_i (equal_share) or 1 (raw); objective = min",
+    solvers=("highs", "ortools"),
+    fractional=True,
+    summary="Weighted lexicographic max-min fairness: exact waterfilling LPs (fractional) or ordered-outcome MILPs.",
+    run=solve_maxmin,
+)

@@ -1,0 +1,782 @@
+"""Most-Token-First (MTF): a token-budget scheduler with per-agent utility thresholds.
+
+``models.md`` item 7; thesis 002, chapter 4.1 (eq. 4.1, Algorithm 1) and 4.2
+(threshold learning, in :mod:`laissez_opt.heuristics.thresholds`).
+
+Tokens
+    A pool of ``T`` tokens (option ``tokens``; default ``D = sum_c k_c``, the number of
+    devices in one round, so that every agent starts with its weighted share of one
+    round's supply and the token phase can, in principle, place every device).
+    Initial budgets ``B_i^1 = w_i T / sum_j w_j`` (eq. 4.1), rounded to integers by the
+    largest-remainder rule below; an agent's ``budget`` field overrides its share.
+    The total ``sum_i B_i^r`` is the same in every round (tokens are conserved).
+
+Round ``r`` (only agents with ``a_i <= r <= D_i`` take part)
+    Each agent's preference list holds the pools of its edges with ``u_{i,c,r} > 0``,
+    by ``u_{i,c,r}`` descending, ties by pool order (an edge of zero utility is not
+    wanted).  Devices of one pool are interchangeable, so a list entry stands for all
+    remaining devices of that pool.  Thresholds ``tau_i`` compare to the normalised
+    utility ``u~_{i,c,r} = u_{i,c,r} / (M_i (1 + 1e-9))`` in ``[0, 1)``, with ``M_i``
+    the agent's largest utility over all its edges and rounds (option
+    ``normalize="agent"``, default), over the edges of this round (``"round"``), or
+    ``M_i (1 + 1e-9) = 1`` (``"none"``: thresholds compare to the raw utilities).
+
+    1. Token phase: repeatedly take the agent with the largest budget ``B_i > 0`` (ties:
+       lowest agent index) whose best remaining pool ``c`` has ``u~_{i,c,r} >= tau_i`` and
+       which is below its demand ``d_i``; give it one device of ``c``; ``B_i -= 1``; the
+       token goes to the pool of spent tokens.  An agent that does not qualify when it
+       is at the top leaves the token phase of this round (it cannot qualify later:
+       devices and budgets only shrink).
+    2. The ``S`` spent tokens are redistributed to the agents present in the round in
+       proportion to their weights: ``floor(S w_i / W)`` each, and the ``S - sum floor``
+       left over one each to the largest remainders ``S w_i mod W`` (ties: lowest agent
+       index), computed exactly in integers (weights are scaled to integers without
+       rounding), so tokens are conserved exactly.
+    3. Round-robin phase: the remaining devices are handed out one at a time, to the
+       agent whose turn it is (agent index order, cyclic; the turn starts where the
+       previous round's round-robin phase stopped: after the last agent served), each
+       its most preferred remaining pool regardless of its threshold; an agent with no
+       wanted device left or at its demand ``d_i`` is skipped.  Devices nobody wants stay
+       idle.
+
+Complexity per round, once the preference lists are built (a sort of the round's
+edges, ``O(E log E)``): ``O((d + n) log n)`` for ``d`` devices and ``n`` agents, in fact
+``O(d + n + L log L)`` with ``L <= n`` distinct budget values.  Agents are kept in
+buckets by budget (each bucket in agent-index order) under a max-heap of the distinct
+budgets: the top bucket is served in index order, which is exactly "largest budget,
+then lowest index"; an agent that buys a device drops into the next bucket (a linear
+merge of two sorted runs), one that does not qualify leaves the token phase (a lazy
+deletion: it is simply not re-inserted).  Every visit places a device or removes an
+agent.  Each agent keeps a pointer into its preference list that only moves forward
+past exhausted pools (total ``O(E)`` per round, and only as far as agents actually
+look).  The round-robin phase is a queue, ``O(d + n)``.  (Thesis 4.1.4 gives ``O(m n)``
+for a linear scan for the richest agent and list removals.)
+
+The result's ``objective`` is the weighted welfare ``sum_i w_i U_i`` of the raw utilities.
+
+Example
+-------
+>>> import laissez_opt as lo
+>>> inst = lo.Instance(pools=[lo.Pool("fast", count=1), lo.Pool("slow", count=2)],
+...                    agents=[lo.Agent("A"), lo.Agent("B")],
+...                    edges=[lo.Edge("A", "fast", 0.9), lo.Edge("A", "slow", 0.2),
+...                           lo.Edge("B", "fast", 0.5), lo.Edge("B", "slow", 0.4)])
+>>> res = lo.solve(inst, "mtf", tokens=2, threshold="fixed:0.5")
+>>> sorted((a["agent"], a["pool"], a["amount"]) for a in res.allocation)
+[('A', 'fast', 1.0), ('A', 'slow', 1.0), ('B', 'slow', 1.0)]
+>>> log = res.details["rounds"][0]
+>>> log["token_devices"], log["pooled"], log["budgets_end"], log["round_robin_devices"]
+(2, 2, [1, 1], 1)
+
+Both agents start with one token; A (tie on budget: lowest index) buys ``fast``, B buys
+a ``slow`` device (``u~ = 0.4 / 0.5 >= 0.5``); the two tokens go back one each; A's turn
+gives it the last ``slow`` device by round-robin although ``0.2 / 0.9 < 0.5``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+import time
+from bisect import bisect_left, bisect_right
+from collections import deque
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cached_property
+from itertools import product
+from math import gcd, lcm
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..instance import Instance
+from ..method_spec import Method
+from ..result import Result, allocation_records, edge_utilities
+from .thresholds import GRID, make_policy
+
+__all__ = [
+    "Preferences",
+    "RoundOutcome",
+    "RoundContext",
+    "integer_weights",
+    "apportion",
+    "preferences_from_matrix",
+    "mtf_round",
+    "solve_mtf",
+    "initial_budgets",
+    "search_fixed_thresholds",
+]
+
+_UNBOUNDED = sys.maxsize
+_NORMALIZE = ("agent", "round", "none")
+# Options of other methods that the generic front ends may pass; MTF ignores them.
+_IGNORED = {"solver", "via", "time_limit", "fractional", "threads", "backend"}
+# Options passed through to the threshold policy (``thresholds.make_policy`` checks them).
+_POLICY_OPTIONS = {"eta", "reward", "counterfactual", "gamma", "lr_actor", "lr_critic", "hidden"}
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass
+class Preferences:
+    """The preference lists of one round, flattened.
+
+    Agent ``i``'s list is positions ``start[i] .. end[i]-1``: ``pool[p]`` is a pool index
+    and ``score[p]`` its normalised utility ``u~_{i,c,r}``, non-increasing along the list.
+    ``edge[p]`` (instance path only) is the edge index of the position.  Any sequences
+    with integer indexing work (lists, or memoryviews of numpy arrays for large rounds).
+    """
+
+    pool: Sequence[int]
+    score: Sequence[float]
+    start: list[int]
+    end: list[int]
+    edge: Sequence[int] | None = None
+    owner: np.ndarray | None = None  # agent of each position (numpy), for summaries
+
+    def scores_of(self, i: int) -> list[float]:
+        """``u~`` along agent ``i``'s list (descending)."""
+        return [self.score[p] for p in range(self.start[i], self.end[i])]
+
+
+@dataclass
+class RoundOutcome:
+    """What one MTF round did.
+
+    ``picks_agent[k]`` received one device at preference position ``picks_pos[k]``; the
+    first ``n_token`` picks were bought with tokens, the rest came from round-robin.
+    ``budgets`` are after redistribution; ``spent[i]`` tokens paid, ``shares[i]`` tokens
+    received back; ``turn`` is the round-robin turn for the next round.  ``visits`` and
+    ``steps`` count agent visits in the token phase (each buys a device or leaves the
+    phase, so ``visits <= d + n``) and preference-pointer moves (complexity checks).
+    """
+
+    picks_agent: list[int]
+    picks_pos: list[int]
+    n_token: int
+    budgets: list[int]
+    spent: list[int]
+    shares: list[int]
+    pooled: int
+    turn: int
+    turn_start: int
+    unallocated: int
+    visits: int = 0
+    steps: int = 0
+
+    def reward(self, i: int, score: Sequence[float]) -> float:
+        """``sum`` of ``u~`` over the devices agent ``i`` received (thesis eq. 4.3)."""
+        return sum(score[p] for a, p in zip(self.picks_agent, self.picks_pos) if a == i)
+
+
+@dataclass
+class RoundContext:
+    """Everything a threshold policy may look at in round ``r`` (see ``thresholds``)."""
+
+    round: int
+    active: list[int]
+    prefs: Preferences
+    counts: list[int]
+    weights: np.ndarray
+    int_weights: list[int]
+    demand: list[int]
+    total_tokens: int
+    n_agents: int
+    simulate: object = field(default=None, repr=False)  # callable(taus) -> RoundOutcome
+
+    @cached_property
+    def devices(self) -> int:
+        return int(sum(self.counts))
+
+    @cached_property
+    def mean_score(self) -> np.ndarray:
+        """``E[u~_i^r]``: the mean normalised utility over all devices of the round (0 off edges)."""
+        out = np.zeros(self.n_agents)
+        if self.prefs.owner is None or not self.devices:
+            return out
+        pool = np.asarray(self.prefs.pool, dtype=np.int64)
+        score = np.asarray(self.prefs.score, dtype=float)
+        cnt = np.asarray(self.counts, dtype=float)[pool]
+        np.add.at(out, self.prefs.owner, score * cnt)
+        return out / self.devices
+
+    @cached_property
+    def histogram(self) -> np.ndarray:
+        """``n x 10``: share of the round's devices whose ``u~`` falls in ``[k/10, (k+1)/10)``."""
+        out = np.zeros((self.n_agents, 10))
+        if self.prefs.owner is None or not self.devices:
+            return out
+        pool = np.asarray(self.prefs.pool, dtype=np.int64)
+        score = np.asarray(self.prefs.score, dtype=float)
+        bins = np.minimum((score * 10).astype(np.int64), 9)
+        cnt = np.asarray(self.counts, dtype=float)[pool]
+        np.add.at(out, (self.prefs.owner, bins), cnt / self.devices)
+        return out
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+def integer_weights(weights: Sequence[float]) -> list[int]:
+    """Positive floats scaled exactly to integers with the same ratios.
+
+    Every float is a dyadic rational, so multiplying by the common denominator is exact;
+    apportioning with these integers has no rounding error.
+
+    >>> integer_weights([1.0, 0.5, 2.0])
+    [2, 1, 4]
+    """
+    fracs = [Fraction(float(w)) for w in weights]
+    if not fracs:
+        return []
+    den = lcm(*(f.denominator for f in fracs))
+    ints = [f.numerator * (den // f.denominator) for f in fracs]
+    g = 0
+    for v in ints:
+        g = gcd(g, v)
+    return [v // g for v in ints] if g > 1 else ints
+
+
+def apportion(total: int, int_weights: Sequence[int], members: Sequence[int]) -> dict[int, int]:
+    """Split ``total`` tokens among ``members`` in proportion to ``w_i`` (largest remainder).
+
+    Member ``i`` gets ``floor(total w_i / W)`` with ``W = sum_members w_j``; the tokens left
+    over go one each to the largest remainders ``total w_i mod W``, ties to the lowest
+    index.  The shares sum to ``total`` exactly (thesis 4.1.1, eq. 4.1, and Algorithm 1's
+    ``DistributeTokens``).
+
+    >>> apportion(3, [1, 1, 2], [0, 1, 2])
+    {0: 1, 1: 1, 2: 1}
+    >>> apportion(5, [1, 1], [0, 1])
+    {0: 3, 1: 2}
+    """
+    if not members:
+        return {}
+    big = sum(int_weights[i] for i in members)
+    shares: dict[int, int] = {}
+    rems = []
+    given = 0
+    for i in members:
+        q, rem = divmod(total * int_weights[i], big)
+        shares[i] = q
+        given += q
+        rems.append((-rem, i))
+    left = total - given
+    if left:
+        for _, i in heapq.nsmallest(left, rems):
+            shares[i] += 1
+    return shares
+
+
+# --------------------------------------------------------------------------- preference lists
+
+
+def preferences_from_matrix(scores: np.ndarray) -> Preferences:
+    """Preference lists from a dense ``n x m`` matrix of normalised utilities ``u~_{i,c}``.
+
+    Row ``i`` sorted descending, ties by pool (column) order; zero entries are not
+    wanted.  One ``np.argsort`` of the matrix and one gather of the sorted scores; rows
+    that contain ties are re-sorted stably so the tie rule holds.  Positions are
+    ``i * m + k``; the arrays are exposed as memoryviews (no per-entry Python objects).
+
+    >>> p = preferences_from_matrix(np.array([[0.2, 0.7, 0.2], [0.0, 0.1, 0.3]]))
+    >>> [p.pool[k] for k in range(p.start[0], p.end[0])], [p.pool[k] for k in range(p.start[1], p.end[1])]
+    ([1, 0, 2], [2, 1])
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    n, m = scores.shape
+    order = np.argsort(scores, axis=1)[:, ::-1].copy()  # descending; ties fixed below
+    flat = (order + (np.arange(n, dtype=np.int64) * m)[:, None]).reshape(-1)
+    ordered = scores.reshape(-1)[flat].reshape(n, m)
+    tied = np.nonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))[0] if m > 1 else []
+    if len(tied):
+        sub = np.argsort(-scores[tied], axis=1, kind="stable")
+        order[tied] = sub
+        ordered[tied] = np.take_along_axis(scores[tied], sub, axis=1)
+    starts = np.arange(n, dtype=np.int64) * m
+    if n and m and scores.min() <= 0:
+        ends = starts + (scores > 0).sum(axis=1)
+    else:
+        ends = starts + m
+    return Preferences(
+        pool=memoryview(order.reshape(-1)),
+        score=memoryview(ordered.reshape(-1)),
+        start=starts.tolist(),
+        end=ends.tolist(),
+    )
+
+
+def _preferences_from_edges(instance: Instance, r: int, norm: np.ndarray, active: np.ndarray) -> Preferences:
+    """Round ``r``'s preference lists from the instance's edges (``norm``: ``u~`` per edge)."""
+    u = instance.edge_utility[:, r]
+    agent = instance.edge_agent
+    idx = np.nonzero((u > 0) & active[agent])[0]
+    order = idx[np.lexsort((instance.edge_pool[idx], -u[idx], agent[idx]))]
+    owner = agent[order]
+    bounds = np.searchsorted(owner, np.arange(instance.n_agents + 1))
+    return Preferences(
+        pool=instance.edge_pool[order].tolist(),
+        score=norm[order].tolist(),
+        start=bounds[:-1].tolist(),
+        end=bounds[1:].tolist(),
+        edge=order.tolist(),
+        owner=owner,
+    )
+
+
+# --------------------------------------------------------------------------- one round
+
+
+def mtf_round(
+    prefs: Preferences,
+    counts: Sequence[int],
+    budgets: Sequence[int],
+    thresholds: Sequence[float],
+    *,
+    active: Sequence[int],
+    turn: int,
+    int_weights: Sequence[int],
+    demand: Sequence[int] | None = None,
+) -> RoundOutcome:
+    """One round of Algorithm 1 (thesis 002, 4.1.3): token phase, redistribution, round-robin.
+
+    ``budgets`` ``B_i^r`` (integers, all agents), ``thresholds`` ``tau_i`` (compared with
+    ``prefs.score``), ``active`` the sorted indices of the agents present, ``turn`` the
+    round-robin turn (agent index), ``int_weights`` from :func:`integer_weights`,
+    ``demand`` the per-round caps ``d_i`` (``None``: unbounded).  Inputs are not modified.
+    Cost ``O((d + n) log n)`` plus the forward moves of the preference pointers.
+
+    >>> p = preferences_from_matrix(np.array([[0.9, 0.2], [0.5, 0.4]]))
+    >>> out = mtf_round(p, [1, 1], [1, 1], [0.5, 0.5], active=[0, 1], turn=1, int_weights=[1, 1])
+    >>> out.picks_agent, out.n_token, out.budgets, out.turn
+    ([0, 1], 1, [1, 1], 0)
+    """
+    pool, score, end = prefs.pool, prefs.score, prefs.end
+    n = len(budgets)
+    rem = list(counts)
+    left = sum(rem)
+    budgets = list(budgets)
+    ptr = list(prefs.start)
+    cap = [_UNBOUNDED] * n if demand is None else list(demand)
+    picks_agent: list[int] = []
+    picks_pos: list[int] = []
+    spent = [0] * n
+    visits = steps = 0
+
+    # 1. token phase.  Agents are grouped by budget: ``levels[b]`` lists the agents with
+    # budget b in index order, and a max-heap holds the distinct budget values.  The
+    # agents of the top level are served in index order (each is then the agent with the
+    # largest budget and the lowest index); those that buy a device drop one level, and
+    # the next level is the merge (by index) of its own agents and the demoted ones.
+    levels: dict[int, list[int]] = {}
+    for i in active:
+        b = budgets[i]
+        if b > 0:
+            if b in levels:
+                levels[b].append(i)
+            else:
+                levels[b] = [i]
+    tops = [-b for b in levels]
+    heapq.heapify(tops)
+    heappop, heappush = heapq.heappop, heapq.heappush
+    add_agent, add_pos = picks_agent.append, picks_pos.append
+    while tops and left:
+        b = -heappop(tops)
+        members = levels.pop(b)
+        demoted = []
+        for i in members:
+            visits += 1
+            p = ptr[i]
+            e = end[i]
+            if p == e:
+                continue
+            c = pool[p]
+            if not rem[c]:  # skip exhausted pools
+                q = p
+                p += 1
+                while p < e:
+                    c = pool[p]
+                    if rem[c]:
+                        break
+                    p += 1
+                steps += p - q
+                ptr[i] = p
+                if p == e:
+                    continue
+            if score[p] < thresholds[i] or not cap[i]:
+                continue  # leaves the token phase of this round
+            rem[c] -= 1
+            left -= 1
+            cap[i] -= 1
+            spent[i] += 1
+            add_agent(i)
+            add_pos(p)
+            if b > 1:
+                demoted.append(i)
+            if not left:
+                break
+        if demoted and left:
+            below = b - 1
+            if below in levels:
+                levels[below] = sorted(levels[below] + demoted)  # two sorted runs: a linear merge
+            else:
+                levels[below] = demoted
+                heappush(tops, -below)
+    n_token = len(picks_agent)
+
+    # 2. redistribution of the spent tokens, by weight, among the agents present
+    pooled = n_token
+    shares = [0] * n
+    for i, share in apportion(pooled, int_weights, active).items():
+        shares[i] = share
+    for i in active:
+        budgets[i] += shares[i] - spent[i]
+
+    # 3. round-robin over the remaining devices, the turn persisting across rounds
+    turn_start = turn
+    if left and active:
+        k = bisect_left(active, turn)
+        queue = deque(i for i in (*active[k:], *active[:k]) if cap[i])
+        popleft, push = queue.popleft, queue.append
+        while queue and left:
+            i = popleft()
+            p = ptr[i]
+            e = end[i]
+            if p == e:
+                continue
+            c = pool[p]
+            if not rem[c]:
+                q = p
+                p += 1
+                while p < e:
+                    c = pool[p]
+                    if rem[c]:
+                        break
+                    p += 1
+                steps += p - q
+                ptr[i] = p
+                if p == e:
+                    continue
+            rem[c] -= 1
+            left -= 1
+            cap[i] -= 1
+            add_agent(i)
+            add_pos(p)
+            turn = i + 1 if i + 1 < n else 0
+            if cap[i]:
+                push(i)
+    return RoundOutcome(
+        picks_agent=picks_agent,
+        picks_pos=picks_pos,
+        n_token=n_token,
+        budgets=budgets,
+        spent=spent,
+        shares=shares,
+        pooled=pooled,
+        turn=turn,
+        turn_start=turn_start,
+        unallocated=left,
+        visits=visits,
+        steps=steps,
+    )
+
+
+# --------------------------------------------------------------------------- the method
+
+
+def _int_option(value, name: str, *, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}", path=name)
+    return int(value)
+
+
+def _normalisers(instance: Instance, mode: str) -> np.ndarray:
+    """``M_i (1 + 1e-9)`` per edge and round, shape ``E x R`` (1 where ``M_i = 0``)."""
+    u = instance.edge_utility
+    if mode == "none":
+        return np.ones_like(u)
+    agent = instance.edge_agent
+    if mode == "agent":
+        top = np.zeros(instance.n_agents)
+        np.maximum.at(top, agent, u.max(axis=1) if u.size else np.zeros(0))
+        per = np.repeat(top[agent][:, None], instance.rounds, axis=1)
+    else:
+        top = np.zeros((instance.n_agents, instance.rounds))
+        np.maximum.at(top, agent, u)
+        per = top[agent]
+    return np.where(per > 0, per * (1.0 + 1e-9), 1.0)
+
+
+def initial_budgets(instance: Instance, tokens: int) -> list[int]:
+    """``B_i^1``: ``tokens`` apportioned by weight (eq. 4.1, largest remainder); ``budget`` fields override.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g")], [lo.Agent("A", weight=2), lo.Agent("B", budget=7)], [])
+    >>> initial_budgets(inst, 3)
+    [2, 7]
+    """
+    ints = integer_weights([a.weight for a in instance.agents])
+    shares = apportion(tokens, ints, list(range(instance.n_agents)))
+    out = []
+    for i, agent in enumerate(instance.agents):
+        if agent.budget is None:
+            out.append(shares[i])
+        elif float(agent.budget).is_integer():
+            out.append(int(agent.budget))
+        else:
+            raise InputError(
+                f"an MTF budget is a whole number of tokens, got {agent.budget!r}", path=f"$.agents[{i}].budget"
+            )
+    return out
+
+
+class _Setup:
+    """What every run on one instance shares: budgets, weights, caps and per-round preference lists."""
+
+    def __init__(self, instance: Instance, tokens: int | None, normalize: str):
+        if normalize not in _NORMALIZE:
+            raise InputError(f"normalize must be one of {', '.join(_NORMALIZE)}, got {normalize!r}", path="normalize")
+        rounds = instance.rounds
+        self.instance = instance
+        self.counts = instance.counts.tolist()
+        self.tokens = int(sum(self.counts)) if tokens is None else _int_option(tokens, "tokens")
+        self.budgets0 = initial_budgets(instance, self.tokens)
+        self.total = sum(self.budgets0)
+        self.ints = integer_weights(instance.weights.tolist())
+        self.demand = [_UNBOUNDED if a.demand is None else int(a.demand) for a in instance.agents]
+        arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
+        last = np.array([rounds - 1 if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
+        norm = instance.edge_utility / _normalisers(instance, normalize)
+        present = [(arrival <= r) & (r <= last) for r in range(rounds)]
+        self.prefs = [_preferences_from_edges(instance, r, norm[:, r], present[r]) for r in range(rounds)]
+        self.active = [np.nonzero(present[r])[0].tolist() for r in range(rounds)]
+
+    def run(self, r: int, budgets: list[int], turn: int, taus) -> RoundOutcome:
+        return mtf_round(
+            self.prefs[r], self.counts, budgets, taus,
+            active=self.active[r], turn=turn, int_weights=self.ints, demand=self.demand,
+        )
+
+    def context(self, r: int, budgets: list[int], turn: int) -> RoundContext:
+        ctx = RoundContext(
+            round=r,
+            active=self.active[r],
+            prefs=self.prefs[r],
+            counts=self.counts,
+            weights=self.instance.weights,
+            int_weights=self.ints,
+            demand=self.demand,
+            total_tokens=self.total,
+            n_agents=self.instance.n_agents,
+        )
+        ctx.simulate = lambda taus: self.run(r, budgets, turn, taus)
+        return ctx
+
+    def round_amounts(self, r: int, out: RoundOutcome) -> np.ndarray:
+        """Devices per edge given in round ``r`` by ``out``, shape ``(E,)``."""
+        col = np.zeros(self.instance.n_edges)
+        if out.picks_pos:
+            np.add.at(col, np.asarray(self.prefs[r].edge)[out.picks_pos], 1.0)
+        return col
+
+
+def solve_mtf(
+    instance: Instance,
+    *,
+    tokens: int | None = None,
+    threshold="fixed:0",
+    seed: int = 0,
+    episodes: int = 1,
+    normalize: str = "agent",
+    **options,
+) -> Result:
+    """Run Most-Token-First over all rounds of ``instance``; ``objective = sum_i w_i U_i``.
+
+    ``tokens``: the token pool ``T`` (default ``sum_c k_c``); ``threshold``: ``"fixed:0.3"``,
+    a number, a mapping ``{agent id: tau or [tau per round]}``, an ``n x R`` array,
+    ``"hedge"`` or ``"actor_critic"`` (see :mod:`laissez_opt.heuristics.thresholds`; their
+    options ``eta``, ``reward``, ``counterfactual``, ``gamma``, ``lr_actor``,
+    ``lr_critic``, ``hidden`` are passed through); ``seed`` seeds the learners;
+    ``episodes`` repeats the whole horizon with the learners carrying over (the result
+    is the last episode's); ``normalize``: ``agent``, ``round`` or ``none``.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g", count=3)], [lo.Agent("A"), lo.Agent("B", weight=2)],
+    ...                    [lo.Edge("A", "g", 1.0), lo.Edge("B", "g", 1.0)])
+    >>> res = solve_mtf(inst)
+    >>> res.utilities, res.details["initial_budgets"]
+    ({'A': 1.0, 'B': 2.0}, [1, 2])
+    """
+    t0 = time.perf_counter()
+    unknown = sorted(set(options) - _IGNORED - _POLICY_OPTIONS)
+    if unknown:
+        raise InputError(f"unknown mtf option(s) {', '.join(unknown)}", path=unknown[0])
+    policy_opts = {k: v for k, v in options.items() if k not in _IGNORED}
+    episodes = _int_option(episodes, "episodes", minimum=1)
+    seed = _int_option(seed, "seed")
+    setup = _Setup(instance, tokens, normalize)
+    n, rounds, total, budgets0 = instance.n_agents, instance.rounds, setup.total, setup.budgets0
+    tokens = setup.tokens
+    policy = make_policy(threshold, instance, seed=seed, **policy_opts)
+    context = setup.context
+
+    welfare_by_episode = []
+    for episode in range(episodes):
+        budgets, turn = list(budgets0), 0
+        amounts = np.zeros((instance.n_edges, rounds))
+        log = []
+        policy.start_episode()
+        for r in range(rounds):
+            ctx = context(r, budgets, turn)
+            taus = policy.thresholds(ctx, budgets)
+            out = ctx.simulate(taus)
+            policy.observe(ctx, budgets, taus, out)
+            amounts[:, r] = setup.round_amounts(r, out)
+            if sum(out.budgets) != total:  # pragma: no cover - an invariant, tested
+                raise AssertionError(f"tokens not conserved in round {r}: {sum(out.budgets)} != {total}")
+            if episode == episodes - 1:
+                log.append(_round_log(instance, r, ctx, budgets, taus, out))
+            budgets, turn = out.budgets, out.turn
+        policy.end_episode()
+        welfare_by_episode.append(float(instance.weights @ edge_utilities(instance, amounts)))
+
+    utilities = edge_utilities(instance, amounts)
+    details = {
+        "agents": [a.id for a in instance.agents],
+        "tokens": tokens,
+        "total_tokens": total,
+        "initial_budgets": budgets0,
+        "threshold_policy": policy.describe(),
+        "normalize": normalize,
+        "episodes": episodes,
+        "welfare_by_episode": welfare_by_episode,
+        "final_budgets": budgets,
+        "final_turn": instance.agents[turn].id,
+        "rounds": log,
+    }
+    params = {"tokens": tokens, "threshold": policy.describe()["name"], "seed": seed, "episodes": episodes, "normalize": normalize}
+    return Result(
+        instance=instance.name,
+        method="mtf",
+        status="feasible",
+        solver=None,
+        objective=float(instance.weights @ utilities),
+        allocation=allocation_records(instance, amounts),
+        utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
+        timing={"build_s": 0.0, "solve_s": time.perf_counter() - t0},
+        route="mtf",
+        mode="integral",
+        params=params,
+        details=details,
+        amounts=amounts,
+    )
+
+
+def search_fixed_thresholds(
+    instance: Instance,
+    target,
+    *,
+    tokens: int | None = None,
+    normalize: str = "agent",
+    grid: Sequence[float] = GRID,
+    limit: int = 1000,
+) -> list[dict[str, list[list[float]]]]:
+    """Every table of fixed thresholds ``tau_{i,r}`` from ``grid`` under which MTF yields ``target``.
+
+    ``target``: an ``E x R`` amount array (``Result.amounts``) or a list of allocation
+    records.  Two thresholds of the same agent and round behave identically when they
+    admit the same prefix of its preference list, so the search runs over these classes
+    (at most ``|grid|`` per agent and round), round by round, keeping only branches whose
+    allocation matches the target so far (budgets and turn carry over).  Each solution
+    maps an agent id to, per round, the grid values that work there (any choice per
+    cell combines with the rest of that solution); at most ``limit`` solutions.  The
+    search is exponential in the number of agents: meant for the thesis's small examples.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g"), lo.Pool("h")], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "g", 0.9), lo.Edge("A", "h", 0.3), lo.Edge("B", "h", 0.6)])
+    >>> search_fixed_thresholds(inst, [{"agent": "A", "pool": "g", "round": 0, "amount": 1},
+    ...                                {"agent": "B", "pool": "h", "round": 0, "amount": 1}],
+    ...                         grid=(0.0, 0.5))
+    [{'A': [[0.0]], 'B': [[0.0, 0.5]]}, {'A': [[0.5]], 'B': [[0.0, 0.5]]}]
+
+    (For A, 0.0 and 0.5 are different classes: 0.0 also admits ``h``, ``u~ = 0.3 / 0.9``.)
+    """
+    setup = _Setup(instance, tokens, normalize)
+    rounds, n = instance.rounds, instance.n_agents
+    if isinstance(target, np.ndarray):
+        want = np.asarray(target, dtype=float)
+    else:
+        want = np.zeros((instance.n_edges, rounds))
+        edge_of = {(e.agent, e.pool): k for k, e in enumerate(instance.edges)}
+        for rec in target:
+            want[edge_of[(rec["agent"], rec["pool"])], rec.get("round", 0)] += rec["amount"]
+    if want.shape != (instance.n_edges, rounds):
+        raise InputError(f"target has shape {want.shape}, expected {(instance.n_edges, rounds)}", path="target")
+    grid = [float(g) for g in grid]
+    classes = []  # classes[r][i]: list of lists of grid values with equal behaviour
+    for r in range(rounds):
+        per = []
+        for i in range(n):
+            neg = [-v for v in setup.prefs[r].scores_of(i)]
+            groups: dict[int, list[float]] = {}
+            for g in grid:
+                groups.setdefault(bisect_right(neg, -g), []).append(g)
+            per.append(list(groups.values()))
+        classes.append(per)
+    found: list[dict[str, list[list[float]]]] = []
+
+    def walk(r: int, budgets: list[int], turn: int, chosen: list[list[list[float]]]):
+        if len(found) >= limit:
+            return
+        if r == rounds:
+            found.append({a.id: [chosen[q][i] for q in range(rounds)] for i, a in enumerate(instance.agents)})
+            return
+        active = setup.active[r]
+        options = [classes[r][i] if i in active else [grid] for i in range(n)]
+        for combo in product(*options):
+            out = setup.run(r, budgets, turn, [c[0] for c in combo])
+            if np.array_equal(setup.round_amounts(r, out), want[:, r]):
+                walk(r + 1, out.budgets, out.turn, chosen + [list(combo)])
+
+    walk(0, list(setup.budgets0), 0, [])
+    return found
+
+
+def _round_log(instance: Instance, r: int, ctx: RoundContext, before, taus, out: RoundOutcome) -> dict:
+    """The per-round record in ``details["rounds"]`` (agent lists follow ``details["agents"]``)."""
+    prefs = ctx.prefs
+    present = set(ctx.active)
+    alloc: dict[str, dict[str, int]] = {}
+    for k, (i, p) in enumerate(zip(out.picks_agent, out.picks_pos)):
+        a, c = instance.agents[i].id, instance.pools[prefs.pool[p]].id
+        alloc.setdefault(a, {})
+        alloc[a][c] = alloc[a].get(c, 0) + 1
+    return {
+        "round": r,
+        "active": [instance.agents[i].id for i in ctx.active],
+        "turn_start": instance.agents[out.turn_start].id,
+        "budgets_start": list(before),
+        "thresholds": [float(taus[i]) if i in present else None for i in range(instance.n_agents)],
+        "spent": out.spent,
+        "pooled": out.pooled,
+        "redistributed": out.shares,
+        "budgets_end": out.budgets,
+        "token_devices": out.n_token,
+        "round_robin_devices": len(out.picks_agent) - out.n_token,
+        "unallocated_devices": out.unallocated,
+        "allocation": alloc,
+    }
+
+
+METHOD = Method(
+    name="mtf",
+    kind="heuristic",
+    objective="sum_i w_i U_i (Most-Token-First; no optimality guarantee)",
+    solvers=(),
+    fractional=False,
+    summary="Most-Token-First token scheduler with fixed, Hedge or actor-critic thresholds (thesis 002 ch. 4).",
+    run=solve_mtf,
+)

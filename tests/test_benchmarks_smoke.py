@@ -1,0 +1,43 @@
+"""Smoke test of ``benchmarks/welfare_scaling.py``: the quick sizes run, and every route agrees."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "welfare_scaling.py"
+
+
+def test_welfare_scaling_quick(tmp_path):
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--repeat", "1", "--min-time", "0", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "welfare_scaling.json").read_text())
+    table = (out / "welfare_scaling.md").read_text()
+    assert [s["size"] for s in report["sizes"]] == ["100x10", "1000x100"]
+    assert report["machine"]["cpu_count"] >= 1 and report["machine"]["highspy"]
+    for size in report["sizes"]:
+        assert size["identical_lp"], size["size"]
+        assert size["objectives_agree"], size["size"]
+        ran = {key: row for key, row in size["routes"].items() if row["state"] == "ran"}
+        # At the quick sizes every route runs; the assignment-only one does not apply.
+        assert set(ran) == {"highs-direct", "highs-pyomo", "ortools-default", "ortools-glop", "hand-highspy", "lo.solve"}
+        assert size["routes"]["scipy-lsa"]["state"] == "n/a"
+        objectives = {row["objective"] for row in ran.values()}
+        assert max(objectives) - min(objectives) <= 1e-7 * max(1.0, max(objectives))
+        for row in ran.values():
+            assert row["status"] == "optimal" and row["build"] >= 0 and row["solve"] >= 0 and row["total"] > 0
+    assert "routes agree on every size: yes" in run.stdout
+    assert "| 100x10 | HiGHS direct (default) |" in table
+    assert "| 1000x100 | scipy linear_sum_assignment | n/a |" in table
+    # Written atomically: no temporary file is left behind.
+    assert sorted(p.name for p in out.iterdir()) == ["welfare_scaling.json", "welfare_scaling.md"]
