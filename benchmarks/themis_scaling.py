@@ -172,7 +172,8 @@ def markdown(rows: list[dict], meta: dict) -> str:
         "# Themis scaling",
         "",
         f"Seed {meta['seed']}, time limit {meta['time_limit']} s per solve call, fractional rows best of "
-        f"{meta['repeat']}; {meta['machine']}.",
+        f"{meta['repeat']}; {meta['machine']}; load average (1/5/15 min) {meta['load_average']['before']} "
+        f"before, {meta['load_average']['after']} after.",
         "`solver s`: time inside the LP/ILP solvers; `total s`: wall time of `lo.solve`; `cpu s`: its CPU time.",
         "",
         HEADER,
@@ -182,8 +183,8 @@ def markdown(rows: list[dict], meta: dict) -> str:
     target = [r for r in rows if r["mode"] == "fractional" and r["solver"] == "highs" and r["jobs"] == 1024]
     if target:
         lines += ["", f"Fractional, 1,024 jobs on 3 types, HiGHS: total "
-                      + ", ".join(f"{r['cluster']} {r['total_s']:.3f} s (median {r['total_s_median']:.3f} s)"
-                                  for r in target)
+                      + ", ".join(f"{r['cluster']} {r['total_s']:.3f} s (median {r['total_s_median']:.3f} s, "
+                                  f"CPU {r['cpu_s']:.3f} s)" for r in target)
                       + f"; target {TARGET_S} s."]
     return "\n".join(lines) + "\n"
 
@@ -200,8 +201,9 @@ def main(argv=None) -> int:
     integ = QUICK_INTEGRAL if args.quick else INTEGRAL
     repeat = 1 if args.quick else max(1, args.repeat)
     print(HEADER)
+    load_before = os.getloadavg()
     rows = run(frac, integ, repeat=repeat, time_limit=args.time_limit, seed=args.seed)
-    import highspy  # noqa: F401  (versions for the report)
+    load_after = os.getloadavg()
     from importlib.metadata import version
 
     meta = {
@@ -212,6 +214,7 @@ def main(argv=None) -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
                    f"highspy {version('highspy')}, ortools {version('ortools')}",
         "target_s": TARGET_S,
+        "load_average": {"before": [round(v, 2) for v in load_before], "after": [round(v, 2) for v in load_after]},
     }
     out = Path(args.out)
     _write(out / "themis_scaling.json", json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")

@@ -24,6 +24,10 @@ _MODULES = (
     "laissez_opt.exact.drf",
     "laissez_opt.heuristics.greedy",
     "laissez_opt.heuristics.mtf",
+    "laissez_opt.exact.migration",
+    "laissez_opt.exact.migration_free",
+    "laissez_opt.heuristics.fcfs_static",
+    "laissez_opt.heuristics.myopic",
 )
 
 METHODS: dict[str, Method] = {}

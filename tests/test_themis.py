@@ -9,7 +9,7 @@ plain Python over the instance's records: the ideal rates, lags, bidder choice a
   gives it and every earlier bidder a positive rate); the optimum is the least
   ``max_B rho_i`` over all allocations;
 * fractional: bisection on ``rho`` with a feasibility LP solved by
-  ``scipy.optimize.linprog`` (36 halvings from an interval of width 1).
+  ``scipy.optimize.linprog`` (30 halvings from an interval of width 1).
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def ref_fractional(instance, knob=0.0):
     lo_ = max(q[j][4] for j in bidders)
     hi_ = lo_ + 1.0  # the equal share reaches every r_i = 1
     assert feasible(hi_)
-    for _ in range(36):  # width <= 2^-36 < 1.5e-11, well inside the 1e-6 comparisons
+    for _ in range(30):  # width <= 2^-30 < 1e-9, well inside the 1e-6 comparisons
         mid = 0.5 * (lo_ + hi_)
         if feasible(mid):
             hi_ = mid

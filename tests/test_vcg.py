@@ -186,7 +186,9 @@ def test_truthful_bidding_is_dominant(instance, route):
         honest = truthful.details["values"][agent.id] - truthful.payments[agent.id]
         assert honest >= -TOL  # individually rational
         for bids in misreports(instance, agent.id):
-            lie = solve_vcg(reported(instance, bids), solver=solver, pivots=pivots)
+            told = reported(instance, bids)
+            lie = solve_vcg(told, solver=solver, pivots=pivots)
+            assert lo.verify(told, lie).ok
             true_value = sum(
                 edge_value(edges[(rec["agent"], rec["pool"])], 0) * rec["amount"]
                 for rec in lie.allocation

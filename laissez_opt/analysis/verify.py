@@ -79,6 +79,7 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
     problems: list[str] = []
     agents = {a.id: a for a in instance.agents}
     pools = {p.id: p for p in instance.pools}
+    # Only the (agent, pool) pairs the allocation names: look up no other pair in it.
     edges = _named_edges(instance, result.allocation, agents, pools)
     if result.status == "infeasible":
         if result.allocation:
@@ -220,6 +221,31 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
         objective = min(values) if values else 0.0
         if result.objective is None or not _close(result.objective, objective, tol):
             problems.append(f"objective: reported {result.objective!r}, recomputed smallest normalised value {objective!r}")
+    if result.method in ("migration", "migration_free", "fcfs_static", "myopic"):
+        # Replay each job: progress u*x, minus mu on a pool other than its last; one pool a round, none after completing.
+        kind, on = result.params.get("objective", "work"), defaultdict(list)
+        for rec in result.allocation:
+            if (rec.get("agent"), rec.get("pool")) in edges and isinstance(rec.get("round"), int) and rec.get("amount", 0) > tol:
+                on[(rec["agent"], rec["round"])].append(rec)
+        objective = 0.0
+        for agent in instance.agents:
+            work, done, last, when = 1.0 if agent.work is None else agent.work, 0.0, None, None
+            for rnd in range(agent.arrival, instance.rounds):
+                for k, rec in enumerate(on[(agent.id, rnd)]):
+                    if when is not None or k:
+                        problems.append(f"agent {agent.id!r} runs in round {rnd} after completing or on two pools")
+                    done += edges[(agent.id, rec["pool"])].utility_in(rnd) * rec["amount"] - (agent.migration_cost if last not in (None, rec["pool"]) else 0.0)
+                    last = rec["pool"]
+                    objective += pools[last].base_price * instance.round_hours * rec["amount"] if kind == "cost" else 0.0
+                when = rnd if when is None and done >= work - 1e-6 * max(1.0, work) else when
+            if kind == "work":
+                objective += agent.weight * work if when is not None else 0.0
+            elif when is None:
+                problems.append(f"agent {agent.id!r} does not complete its work by its deadline")
+            elif kind == "completion":
+                objective += agent.weight * (when + 1)
+        if result.objective is None or not _close(result.objective, objective, tol):
+            problems.append(f"objective: reported {result.objective!r}, recomputed {kind} objective {objective!r}")
     if result.status == "optimal" and result.gap not in (None, 0.0) and result.gap > 1e-6:
         problems.append(f"labelled optimal with a gap of {result.gap:g}")
     return Verification(not problems, problems, utilities, objective)

@@ -33,9 +33,12 @@ level.  Two exact certificates decide it (no epsilon perturbation):
   column bounds and demand rows only), is an upper bound; ``v_i^max <= t*``
   certifies it;
 * *probe* (routes that report no duals, or ``freeze="probe"``): with ``t``
-  fixed at ``t*``, maximise ``sum_{i in U} v_i`` over an undecided set ``U``.
-  Agents above ``t*`` in the optimum can exceed it; if none is, the optimum is
-  ``|U| t*`` and every agent of ``U`` is stuck.  At most ``|U|`` probes.
+  fixed at ``t*``, maximise ``sum_{i in U} v_i / a_i^max`` over an undecided set
+  ``U`` (each value capped a little above ``t*``, which spreads the gain).
+  Agents clearly above ``t*`` in the optimum can exceed it; if none is and the
+  total gain is negligible, every agent of ``U`` is stuck (an agent able to rise
+  alone would add at least its threshold).  Otherwise single-agent probes
+  (maximise ``v_j``) decide the rest.
 
 The convex combination of allocations that raise single agents raises them all
 at once, so in fractional mode "cannot exceed the level" is a per-agent test
@@ -53,13 +56,16 @@ per-agent tests is not exact.  Instead (Ogryczak & Sliwinski 2003) step
 
 subject to ``theta_h >= theta_h*`` for the steps ``h < k`` already solved.
 Lexicographically maximal ``(theta_1, ..., theta_K)`` is exactly a leximin
-allocation; the ``k``-th smallest value is ``theta_k* - theta_{k-1}*``.  ``K``
-mixed-integer programs, ``K^2`` auxiliary columns: for small and medium instances.
+allocation; the ``k``-th smallest value is ``theta_k* - theta_{k-1}*``.  ``theta_k*``
+is recomputed from the rounded allocation (a MILP may lift ``r_k`` within its
+feasibility tolerance, and fixing that would cut off the true optimum).  ``K``
+mixed-integer programs, ``K^2`` auxiliary columns: for small instances.
 
-Tolerances: a level (or ``theta``) is fixed at the solver's optimum minus
-``1e-9 max(1, |t|)``; an agent counts as above a level when its value exceeds
-it by ``1e-7 max(1, |t|)``; a dual counts as nonzero above ``1e-9`` (the duals of
-the free rows sum to 1).
+Tolerances: a frozen agent's row is bounded below by its level; ``theta_k`` is
+fixed with a relative slack of ``1e-7``; an agent counts as above a level ``t``
+when its value exceeds it by ``1e-7 max(1, |t|) + 1e-6 a_i^max`` (see
+:func:`_above_tol`); a dual counts as nonzero above ``1e-9`` (the duals of the
+free rows sum to 1).
 
 References: Radunovic & Le Boudec, "A unified framework for max-min and
 min-max fairness with applications", IEEE/ACM ToN 15(5), 2007 (waterfilling

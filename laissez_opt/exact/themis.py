@@ -27,15 +27,18 @@ constraint ``r_i >= 1 / (rho - a_i)``, so the model is a parametric linear
     \\ (i \\in B,\\ \\texttt{finish}),
     \\quad x \\text{ feasible } (\\texttt{capacity}, \\texttt{demand}).
 
-``F`` is continuous and increasing and ``F(rho*) = 0``.  Every evaluation
-certifies a bracket: the allocation found gives ``hi = max_B (a_i + 1/r_i)``,
-and the proven bound ``F(rho) <= F^+`` gives
-``lo = min_i a_i + 1 / (F^+ + 1/(rho - a_i))`` (an allocation reaching ``rho'``
-has ``delta >= min_i [1/(rho' - a_i) - 1/(rho - a_i)]`` at ``rho``).  A
-safeguarded secant search on ``F`` shrinks ``[lo, hi]`` to a relative width of
-``1e-7``; integral mode ends with a feasibility ILP (``delta`` fixed to 0) at
-``hi (1 - tol/2)`` when the MILP's own bound is not tight enough.  With all
-``t_i = 0`` the first evaluation is exact: ``rho* = 1 / max_x min_B r_i``.
+``F`` is continuous and increasing and ``F(rho*) = 0``.  Fractional mode:
+every LP evaluation certifies a bracket: the allocation found gives
+``hi = max_B (a_i + 1/r_i)``, and the proven value ``F(rho)`` gives
+``lo = min_i a_i + 1 / (F(rho) + 1/(rho - a_i))`` (an allocation reaching ``rho'``
+has ``delta >= min_i [1/(rho' - a_i) - 1/(rho - a_i)]`` at ``rho``); a safeguarded
+secant search on ``F`` shrinks ``[lo, hi]`` to a relative width of ``1e-7``.
+With all ``t_i = 0`` the first evaluation is exact: ``rho* = 1 / max_x min_B r_i``.
+Integral mode: the LP relaxation gives ``lo``, the placement that chose the
+bidders gives ``hi``, and feasibility ILPs (``delta = 0``) alternate between a
+bisection (with a margin above the solver's tolerance) and an exact descent
+step at ``hi`` that asks every bidder for the next rate an integral allocation
+can give it (:func:`next_rates`): infeasible proves ``hi`` optimal.
 
 Bidders (Themis's auction): the active agents (``W_i > 0`` and ``X^id_i > 0``)
 sorted by ``a_i`` descending (ties: instance order); the first
@@ -108,8 +111,9 @@ TARGET = 1e-7
 PROVEN = 1e-6
 #: Relative slack on ``hi`` when the second stage holds the bidders at ``rho_i <= hi``.
 HOLD = 1e-9
+#: Largest relative excess over ``hi`` of a second-stage allocation's ``max rho`` (LP row tolerance).
+ACCEPT = 1e-7
 _STAGES = ("fair", "probe", "others", "welfare")
-_RANK = {"optimal": 0, "infeasible": 0, "feasible": 1, "time_limit": 2}
 
 
 # ----------------------------------------------------------------------------- data
@@ -718,12 +722,14 @@ def _integral_search(log, oracle, data, instance, lo, hi, best, *, tol, clock, m
         if clock.out():
             timed_out = True
             break
-        if k % 2 == 1:
+        if k % 2 == 1 or hi - lo <= 4 * KAPPA * hi:  # a margin probe cannot narrow further
             rho = hi
             # Rates within TIE of 1/(hi - a_i) count as equal to it (rounding of hi = a_j + 1/r_j).
             floor = (1 + TIE) / (hi - lag_b)
             targets = next_rates(instance, data, floor)
             if np.any(np.isnan(targets)):  # too many combinations to enumerate: a margin probe below hi
+                if hi - lo <= 8 * KAPPA * hi:
+                    break  # as narrow as margin probes can prove; the gap decides the status
                 rho = max(hi * (1 - 4 * KAPPA), lo + 0.5 * (hi - lo))
                 targets = (1 + KAPPA) / (rho - lag_b)
             exact = rho == hi
@@ -876,23 +882,33 @@ def solve_themis(
     final = best if best is not None else np.zeros(instance.n_edges)
     hold = hi * (1 + HOLD) if bidders.size else None
     oracle = lp_oracle if fractional else route
+    others_weight = np.where(~data.is_bidder & data.active, instance.weights, 0.0)[instance.edge_agent]
+    others_weight = others_weight * instance.edge_utility[:, 0]
+
+    def accepted(out):
+        """The stage's allocation (rounded in integral mode) if it keeps every bidder at rho_i <= hi."""
+        if out is None or out.amounts is None or out.status == "infeasible":
+            return None
+        amounts = out.amounts if fractional else np.round(out.amounts)
+        if bidders.size and data.max_rho(instance, amounts) > hi * (1 + ACCEPT):
+            return None
+        return amounts
+
     stage_status = "skipped (time limit)"
     if not clock.out():
         try:
-            floor, ok = None, True
-            if np.any(data.active & ~data.is_bidder):
-                first = log.run(oracle, hold, "others", None, clock.left())
-                ok = first.amounts is not None and first.objective is not None
-                if ok:
-                    floor = first.objective - 1e-9 * max(1.0, abs(first.objective))
-            second = log.run(oracle, hold, "welfare", floor, clock.left()) if ok else None
-            if second is not None and second.amounts is not None:
-                amounts = second.amounts if fractional else np.round(second.amounts)
-                value = data.max_rho(instance, amounts)
-                if value <= hi * (1 + 1e-8):
-                    final, stage_status = amounts, second.status
-                else:
-                    stage_status = f"discarded (its max rho {value!r} exceeds {hi!r})"
+            floor, fallback = None, None
+            if np.any(others_weight > 0):
+                fallback = accepted(log.run(oracle, hold, "others", None, clock.left()))
+                if fallback is not None:
+                    value = float(others_weight @ fallback)
+                    floor = value - 1e-7 * max(1.0, abs(value))
+            second = None if clock.out() else log.run(oracle, hold, "welfare", floor, clock.left())
+            amounts = accepted(second)
+            if amounts is not None:
+                final, stage_status = amounts, second.status
+            elif fallback is not None:
+                final, stage_status = fallback, "others only (the all-agents welfare solve failed)"
             else:
                 stage_status = "failed"
         except NoSolutionError as exc:
@@ -926,6 +942,8 @@ def solve_themis(
     message = ""
     if not bidders.size:
         message = "no agent has positive work and a positive ideal rate: nothing to schedule fairly"
+    elif stage_status.startswith("others only"):
+        message = "second stage: the all-agents welfare solve failed; the others-first allocation is returned"
     elif stage_status not in ("optimal", "feasible", "time_limit"):
         message = f"second (work-conserving) stage {stage_status}; the first stage's allocation is returned"
     solution = Solution(

@@ -615,7 +615,7 @@ def solve_vcg(
     {'B': 0.606}
     """
     if pivots not in ("auto", "resolve"):
-        raise InputError(f"pivots must be 'auto' or 'resolve', got {pivots!r}", path="--pivots")
+        raise InputError(f"pivots must be 'auto' or 'resolve', got {pivots!r}", path="--param pivots")
     start = time.perf_counter()
     edge_values = vcg_values(instance)
     model, columns = build_vcg(instance, fractional=fractional, values=edge_values)

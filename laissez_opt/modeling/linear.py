@@ -358,10 +358,13 @@ class LinearModel:
         # Blocks occupy ascending row ranges, so filling block by block keeps rows ascending;
         # ``fill`` is the next free slot of each column.
         fill = indptr[:-1].copy()
-        for b, is_full in zip(blocks, full):
+        last = len(blocks) - 1
+        for k, (b, is_full) in enumerate(zip(blocks, full)):
             at = fill if is_full else fill[b.cols]
             indices[at] = b.start + b.rows
             data[at] = b.coefs
+            if k == last:
+                break
             if is_full:
                 fill += 1
             else:

@@ -1,0 +1,49 @@
+"""The migration-aware schedule with migrations forbidden (``models.md`` item 6 baseline).
+
+The model of :mod:`laissez_opt.exact.migration` with every ``m_{i,r}`` fixed
+to 0 by its bounds: a job may pause and resume, but only on the pool it first
+ran on (``mig_lower`` then reads ``z_{i,c,r} + sum_{c' != c} y_{i,c',r-1} <= 1``).
+Every schedule it allows is a ``migration`` schedule without moves, so its
+optimum is never better than ``migration``'s; the difference is the value of
+migration.  Unlike ``fcfs_static`` it chooses pools and start rounds with
+the whole horizon in view, and may hold a job back.
+
+Reference: seed 000, section 2 (static allocation).
+
+Example
+-------
+>>> import laissez_opt as lo
+>>> inst = lo.Instance(pools=[lo.Pool("fast"), lo.Pool("slow")],
+...                    agents=[lo.Agent("A", work=1.5)],
+...                    edges=[lo.Edge("A", "fast", (0.0, 1.0, 1.0)), lo.Edge("A", "slow", 0.5)], rounds=3)
+>>> lo.solve(inst, "migration", objective="completion").objective
+2.0
+>>> lo.solve(inst, "migration_free", objective="completion").objective
+3.0
+"""
+
+from __future__ import annotations
+
+from ..instance import Instance
+from ..method_spec import Method
+from ..result import Result
+from .migration import solve_migration
+
+__all__ = ["solve_migration_free"]
+
+
+def solve_migration_free(instance: Instance, **options) -> Result:
+    """:func:`~laissez_opt.exact.migration.solve_migration` with ``allow_migration=False``."""
+    options.pop("allow_migration", None)
+    return solve_migration(instance, allow_migration=False, method="migration_free", **options)
+
+
+METHOD = Method(
+    name="migration_free",
+    kind="exact",
+    objective="the migration model's objective (work, completion or cost) with every m_{i,r} = 0",
+    solvers=("highs", "ortools"),
+    fractional=False,
+    summary="Exact multi-round schedule with migrations forbidden (pauses allowed on the same pool).",
+    run=solve_migration_free,
+)
