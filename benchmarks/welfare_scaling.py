@@ -369,6 +369,7 @@ def measure(size: Size, repeat: int, min_seconds: float, include_all: bool, log)
                 f"  ({timing.runs} runs)  objective {timing.objective!r}")
         elif rows[key]["state"] == "skipped":
             log(f"  {key:16s} skipped (use --all)")
+    rows = {key: rows[key] for key in ROUTES}  # table order
     hand = rows["hand-highspy"]
     reference = hand["objective"]
     worst = 0.0

@@ -12,6 +12,7 @@ __all__ = [
     "InputError",
     "InfeasibleError",
     "NoSolutionError",
+    "SolverError",
     "SolverUnavailableError",
     "VerificationError",
 ]
@@ -64,6 +65,12 @@ class NoSolutionError(LaissezOptError):
     """A time limit (or another solver stop) ended the search before any solution was found."""
 
     exit_code = 4
+
+
+class SolverError(LaissezOptError):
+    """A solver returned a status our models cannot produce (for example unbounded): a bug."""
+
+    exit_code = 1
 
 
 class SolverUnavailableError(LaissezOptError):

@@ -246,12 +246,6 @@ def test_python_dash_m(tmp_path):
     assert proc.returncode == 0 and proc.stdout.startswith("ok: ")
 
 
-@pytest.mark.xfail(
-    reason="known bug (modeling/pyomo_route.py): for an unknown Pyomo solver, pyo.SolverFactory logs a "
-    "multi-line warning with a Traceback to standard output before the one-line error",
-    raises=AssertionError,
-    strict=False,
-)
 def test_unknown_pyomo_solver_is_one_line():
     run = run_cli("solve", R4, "--via", "pyomo", "--solver", "nosuch")
     assert run.returncode == 2

@@ -45,6 +45,7 @@ BUILDERS: dict[str, Callable[[Instance], tuple]] = {
     "pareto.md": lambda inst: __import__("laissez_opt.exact.pareto", fromlist=["build_pareto_check"]).build_pareto_check(inst, [[0.0] * inst.rounds] * inst.n_edges),
     "maxmin.md": lambda inst: __import__("laissez_opt.exact.maxmin", fromlist=["build_maxmin"]).build_maxmin(inst, fractional=True),
     "drf.md": lambda inst: __import__("laissez_opt.exact.drf", fromlist=["build_drf"]).build_drf(inst, fractional=True),
+    "migration.md": lambda inst: __import__("laissez_opt.exact.migration", fromlist=["build_migration"]).build_migration(inst),
 }
 
 KINDS = ("variable", "constraint", "parameter")

@@ -254,3 +254,22 @@ def test_hotos_compare_runs_all_four_methods(tmp_path):
     table = (tmp_path / "results.md").read_text()
     for method, money in (("migration", "0.364"), ("migration_free", "0.3721"), ("fcfs_static", "0.3826"), ("myopic", "0.3666")):
         assert f"| {method} |" in table and money in table
+
+
+def test_scaling_benchmark_quick(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "migration_scaling.py"), "--quick", "--time-limit", "1",
+                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    report = json.loads((tmp_path / "migration_scaling.json").read_text())
+    assert [(p["agents"], p["rounds"]) for p in report["points"]] == [(10, 10), (10, 20), (20, 20)]
+    for point in report["points"]:
+        assert point["status"] in ("optimal", "time_limit", "no incumbent")
+        if point["status"] == "time_limit":
+            assert point["gap"] is not None and point["bound"] <= point["objective"] + 1e-9
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["migration_scaling.json", "migration_scaling.md"]

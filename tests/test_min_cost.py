@@ -87,12 +87,6 @@ def test_disjoint_stays_share_a_device():
     _compare(inst)
 
 
-@pytest.mark.xfail(
-    reason="known bug (modeling/ortools_route.py): CP-SAT reports OPTIMAL with best_objective_bound "
-    "0.0 for the optimum 0.01, so the result is labelled optimal with gap 1.0 and fails verification",
-    raises=lo.VerificationError,
-    strict=False,
-)
 def test_cp_sat_bound_with_a_forced_placement():
     inst = Instance(
         [Pool("p0"), Pool("p1"), Pool("p2")],

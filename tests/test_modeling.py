@@ -196,17 +196,10 @@ def _infeasible_model(integer: bool):
     return m
 
 
-PYOMO_LOADS_MISSING_SOLUTION = pytest.mark.xfail(
-    reason="known bug (modeling/pyomo_route.py): LegacySolverInterface.solve(load_solutions=True) "
-    "overrides config.load_solution=False, so Pyomo's HiGHS plugin raises RuntimeError when "
-    "there is no solution to load (infeasible or empty model) instead of returning a status",
-    raises=RuntimeError,
-    strict=False,
-)
 
 ROUTES = [
     ("highs", "direct", None),
-    pytest.param("highs", "pyomo", None, marks=PYOMO_LOADS_MISSING_SOLUTION),
+    ("highs", "pyomo", None),
     ("ortools", "direct", None),
     ("ortools", "direct", "glop"),
     ("ortools", "direct", "scip"),
@@ -330,7 +323,7 @@ def test_write_model_of_r4(tmp_path, r4):
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(), dict(solver="ortools"), pytest.param(dict(via="pyomo"), marks=PYOMO_LOADS_MISSING_SOLUTION)],
+    [dict(), dict(solver="ortools"), dict(via="pyomo")],
     ids=["highs", "ortools", "pyomo"],
 )
 def test_instance_without_edges(kwargs):

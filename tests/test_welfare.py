@@ -85,7 +85,7 @@ def test_highs_ortools_brute_force_agree(inst):
     expected, _ = best_welfare(inst)
     highs = lo.solve(inst, "welfare", solver="highs", check=False)
     ortools = lo.solve(inst, "welfare", solver="ortools", check=False)
-    assert highs.route.startswith("highspy") and ortools.route == "ortools-min-cost-flow"
+    assert inst.n_edges == 0 or (highs.route.startswith("highspy") and ortools.route == "ortools-min-cost-flow")
     for result in (highs, ortools):
         _check(inst, result)
         assert close(result.objective, expected), (result.route, result.objective, expected)
@@ -134,12 +134,6 @@ def _all_routes_agree(inst, expected, routes=("pyomo", "glop", "cp_sat", "scip")
             assert close(result.objective, expected), (route, fractional, result.objective, expected)
 
 
-@pytest.mark.xfail(
-    reason="known bug (modeling/ortools_route.py): CP-SAT scales float objectives and "
-    "returns OPTIMAL for a solution 1e-7 short of the optimum, gap 6e-8 (not 0)",
-    raises=AssertionError,
-    strict=False,
-)
 def test_cp_sat_exact_on_tiny_float_coefficients():
     inst = Instance(
         [Pool("p", count=2), Pool("q")],
@@ -148,7 +142,14 @@ def test_cp_sat_exact_on_tiny_float_coefficients():
     )
     expected, _ = best_welfare(inst)
     model, columns = build_welfare(inst)
-    solution = solve_model(model, solver="ortools", backend="cp_sat")
+    model.integrality_is_free = lambda: False  # make it a MIP so that CP-SAT applies
+    # CP-SAT takes the model only when its objective scales exactly to integers; then
+    # its optimum is exact.  Otherwise it must refuse rather than round.
+    try:
+        solution = solve_model(model, solver="ortools", backend="cp_sat")
+    except lo.SolverUnavailableError:
+        assert solve_model(model, solver="ortools").route == "ortools-scip"
+        return
     assert solution.status == "optimal"
     assert close(solution.objective, expected)
     assert solution.gap == 0.0
@@ -192,11 +193,7 @@ def test_time_limit_never_claims_unproven_optimum(big, solver, time_limit):
         assert close(result.bound, result.objective)
     else:
         assert result.objective is not None
-        if result.bound is None:
-            pytest.xfail(
-                "known bug (modeling/highs_route.py): an LP stopped by its time limit "
-                "is returned as time_limit without a bound or gap"
-            )
+        assert result.bound is not None and result.gap is not None
         assert result.bound >= result.objective - 1e-9
         assert result.gap is not None and result.gap >= 0
 

@@ -234,7 +234,8 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
                 for k, rec in enumerate(on[(agent.id, rnd)]):
                     if when is not None or k:
                         problems.append(f"agent {agent.id!r} runs in round {rnd} after completing or on two pools")
-                    done += edges[(agent.id, rec["pool"])].utility_in(rnd) * rec["amount"] - (agent.migration_cost if last not in (None, rec["pool"]) else 0.0)
+                    done -= agent.migration_cost if last not in (None, rec["pool"]) else 0.0
+                    done += edges[(agent.id, rec["pool"])].utility_in(rnd) * rec["amount"]
                     last = rec["pool"]
                     objective += pools[last].base_price * instance.round_hours * rec["amount"] if kind == "cost" else 0.0
                 when = rnd if when is None and done >= work - 1e-6 * max(1.0, work) else when

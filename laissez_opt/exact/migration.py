@@ -398,7 +398,7 @@ def solve_migration(
 METHOD = Method(
     name="migration",
     kind="exact",
-    objective="objective=work: max sum_i w_i W_i [done by D_i]; completion: min sum_i w_i C_i; cost: min sum b_c h x",
+    objective="objective=cost (default): min sum b_c h x, every job done by D_i; work: max sum_i w_i W_i [done]; completion: min sum_i w_i C_i",
     solvers=("highs", "ortools"),
     fractional=False,
     summary="Migration-aware multi-round scheduling (time-indexed MIP with checkpoint-based migration cost).",

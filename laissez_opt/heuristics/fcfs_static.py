@@ -180,7 +180,7 @@ def solve_fcfs_static(instance: Instance, *, objective: str = "cost", **_ignored
 METHOD = Method(
     name="fcfs_static",
     kind="heuristic",
-    objective="objective=work|completion|cost of the migration model; arrival order, best free pool, pinned until done",
+    objective="objective=cost (default)|work|completion of the migration model; arrival order, best free pool, pinned until done",
     solvers=(),
     fractional=False,
     summary="First-come-first-served static pinning, no migration (HotOS'25 status quo).",

@@ -100,7 +100,7 @@ def solve_myopic(instance: Instance, *, objective: str = "cost", **_ignored):
 METHOD = Method(
     name="myopic",
     kind="heuristic",
-    objective="objective=work|completion|cost of the migration model; per-round optimum ignoring mu",
+    objective="objective=cost (default)|work|completion of the migration model; per-round optimum ignoring mu",
     solvers=(),
     fractional=False,
     summary="Per-round re-optimisation of the present jobs, blind to migration cost.",

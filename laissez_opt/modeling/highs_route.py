@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from ..errors import NoSolutionError
+from ..errors import NoSolutionError, SolverError
 from .linear import LinearModel
 from .solution import Solution, relative_gap
 
@@ -42,6 +42,12 @@ def _pass_model(h, model: LinearModel, integral: bool) -> None:
         lower, upper = np.where(np.isinf(lower), -inf, lower), np.where(np.isinf(upper), inf, upper)
         row_lower = np.where(np.isinf(row_lower), -inf, row_lower)
         row_upper = np.where(np.isinf(row_upper), inf, row_upper)
+    if integral and any_integer:
+        # HiGHS 1.13's MIP presolve can return a wrong optimum when an integer column has
+        # a fractional bound; the integer bounds are the same set, so pass those.
+        mask = np.ones(model.n_cols, dtype=bool) if integer is None else integer
+        lower = np.where(mask, np.ceil(lower - 1e-9), lower)
+        upper = np.where(mask, np.floor(upper + 1e-9), upper)
     indptr, indices, values = model.csc_arrays()
     sense = highspy.ObjSense.kMaximize if model.sense == "max" else highspy.ObjSense.kMinimize
     # The array overload always reads one integrality entry per column (0: continuous).
@@ -101,6 +107,8 @@ def solve_highs(
         h.setOptionValue("threads", int(threads))
     if integral:
         h.setOptionValue("mip_rel_gap", float(mip_gap))
+        # The default absolute gap (1e-6) would call a solution optimal that is 1e-6 short.
+        h.setOptionValue("mip_abs_gap", 1e-9)
     _pass_model(h, model, integral)
     build_s = time.perf_counter() - t0
     t1 = time.perf_counter()
@@ -154,8 +162,12 @@ def solve_highs(
         values = np.asarray(h.getSolution().col_value)
         objective = float(info.objective_function_value)
         bound = float(info.mip_dual_bound) if integral else None
+        if bound is None or not np.isfinite(bound):
+            # The solver proved nothing (an LP stopped early): report the bound the
+            # column bounds prove, so the gap stays honest rather than absent.
+            bound = model.trivial_bound()
         state = "time_limit" if status == S.kTimeLimit else "feasible"
         return Solution(
             state, values, objective, bound, relative_gap(objective, bound), "highs", route, build_s, solve_s, text
         )
-    raise NoSolutionError(f"HiGHS returned {text}")
+    raise SolverError(f"HiGHS returned {text} for model {model.name!r}")

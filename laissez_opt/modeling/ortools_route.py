@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from ..errors import NoSolutionError, SolverUnavailableError
+from ..errors import NoSolutionError, SolverError, SolverUnavailableError
 from .linear import LinearModel
 from .solution import Solution, relative_gap
 
@@ -99,7 +99,7 @@ def _solve_min_cost_flow(model: LinearModel, time_limit, t0) -> Solution:
     values[arcs.slice] = arc_values
     objective = model.objective_value(values)
     # With rounded costs, any flow's true value is within err per unit of its rounded value.
-    slack = 2.0 * err * float(arc_values.sum() if err == 0 else total)
+    slack = 2.0 * err * total
     bound = objective + (slack if model.sense == "max" else -slack)
     gap = relative_gap(objective, bound)
     proven = gap is not None and gap <= _EXACT_TOLERANCE
@@ -154,11 +154,21 @@ def _solve_glop(model: LinearModel, time_limit, t0) -> Solution:
         raise NoSolutionError(f"OR-Tools GLOP returned {text}")
     values = np.asarray(solver.variable_values(), dtype=np.float64)
     value = float(solver.objective_value())
+    if model.is_integer:
+        # Only totally unimodular models come here; their optimal vertex is integral.
+        # Check rather than trust it, and fall back to a MIP solver if it is not.
+        _, _, integer = model.bounds()
+        rounded = np.where(integer, np.round(values), values)
+        if np.max(np.abs(values - rounded), initial=0.0) > 1e-9:
+            return _solve_pywraplp(model, "SCIP", False, time_limit, None, 1e-7, time.perf_counter())
+        values = rounded
+        value = model.objective_value(values)
     if status == mbh.SolveStatus.OPTIMAL:
         return Solution("optimal", values, value, value, 0.0, "ortools", route, build_s, solve_s, text)
     hit_limit = time_limit is not None and solve_s >= 0.95 * time_limit
     state = "time_limit" if hit_limit else "feasible"
-    return Solution(state, values, value, None, None, "ortools", route, build_s, solve_s, text)
+    bound = model.trivial_bound()
+    return Solution(state, values, value, bound, relative_gap(value, bound), "ortools", route, build_s, solve_s, text)
 
 
 def _solve_pywraplp(model: LinearModel, backend: str, relax: bool, time_limit, threads, mip_gap, t0) -> Solution:
@@ -214,11 +224,15 @@ def _solve_pywraplp(model: LinearModel, backend: str, relax: bool, time_limit, t
     text = names.get(status, str(status))
     if status == solver.INFEASIBLE:
         return Solution("infeasible", None, None, None, None, "ortools", route, build_s, solve_s, text)
+    if status == solver.UNBOUNDED or status == solver.ABNORMAL:
+        raise SolverError(f"OR-Tools {backend} returned {text} for model {model.name!r}")
     if status not in (solver.OPTIMAL, solver.FEASIBLE):
-        raise NoSolutionError(f"OR-Tools {backend} returned {text}")
+        raise NoSolutionError(f"OR-Tools {backend} stopped ({text}) before finding a feasible solution")
     values = np.array([v.solution_value() for v in variables])
     value = float(objective.Value())
     bound = float(objective.BestBound()) if is_mip else (value if status == solver.OPTIMAL else None)
+    if bound is None or not math.isfinite(bound):
+        bound = model.trivial_bound()
     if status == solver.OPTIMAL:
         state = "optimal"
     else:
@@ -227,9 +241,26 @@ def _solve_pywraplp(model: LinearModel, backend: str, relax: bool, time_limit, t
     return Solution(state, values, value, bound, relative_gap(value, bound), "ortools", route, build_s, solve_s, text)
 
 
+def _cp_sat_objective_scale(model: LinearModel) -> float | None:
+    """``10**k`` making every objective coefficient an integer exactly, or None.
+
+    CP-SAT proves optimality of integer objectives exactly; with a floating-point
+    objective it stops within a tolerance.  Only an exact scaling keeps
+    "optimal" exact, so models without one go to SCIP instead.
+    """
+    lower, upper, _ = model.bounds()
+    span = np.maximum(np.abs(lower), np.abs(upper))
+    span = np.where(np.isfinite(span), span, 2.0**40)
+    total = float(np.sum(np.abs(model.objective) * span)) + 1.0
+    scale, err = _integer_scale(model.objective, total)
+    return scale if err == 0.0 and total * scale < 2.0**62 else None
+
+
 def _cp_sat_eligible(model: LinearModel) -> bool:
     lower, upper, integer = model.bounds()
     if not integer.all() or model.n_cols > CP_SAT_MAX_COLUMNS:
+        return False
+    if _cp_sat_objective_scale(model) is None:
         return False
     _, _, vals = model.triplets()
     row_lower, row_upper = model.row_bounds()
@@ -256,14 +287,14 @@ def _solve_cp_sat(model: LinearModel, time_limit, threads, t0) -> Solution:
         rl, ru = row_lower[r], row_upper[r]
         m.add_linear_constraint(expr, int(max(rl, -cap)) if np.isfinite(rl) else -cap, int(min(ru, cap)) if np.isfinite(ru) else cap)
     nz = np.flatnonzero(model.objective)
-    objective_expr = cp_model.LinearExpr.weighted_sum([xs[j] for j in nz.tolist()], model.objective[nz].tolist())
+    scale = _cp_sat_objective_scale(model)
+    coefficients = [int(c) for c in np.round(model.objective[nz] * scale).tolist()]
+    objective_expr = cp_model.LinearExpr.weighted_sum([xs[j] for j in nz.tolist()], coefficients)
     m.maximize(objective_expr) if model.sense == "max" else m.minimize(objective_expr)
     solver = cp_model.CpSolver()
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)
     solver.parameters.num_workers = int(threads) if threads else 2
-    # Floating-point objectives are proven to within this absolute gap; keep it tight.
-    solver.parameters.absolute_gap_limit = 1e-9
     build_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     status = solver.solve(m)
@@ -271,12 +302,15 @@ def _solve_cp_sat(model: LinearModel, time_limit, threads, t0) -> Solution:
     text = solver.status_name(status)
     if status == cp_model.INFEASIBLE:
         return Solution("infeasible", None, None, None, None, "ortools", "ortools-cp-sat", build_s, solve_s, text)
+    if status == cp_model.MODEL_INVALID:
+        raise SolverError(f"CP-SAT rejected model {model.name!r}: {m.validate()}")
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise NoSolutionError(f"CP-SAT returned {text}")
+        raise NoSolutionError(f"CP-SAT stopped ({text}) before finding a feasible solution")
     values = np.array([solver.value(x) for x in xs], dtype=np.float64)
     objective = model.objective_value(values)
-    bound = float(solver.best_objective_bound) + model.objective_offset
+    bound = float(solver.best_objective_bound) / scale + model.objective_offset
     if status == cp_model.OPTIMAL:
+        bound = objective  # integer objective proven optimal: the bound is the value itself
         state = "optimal"
     else:
         state = "time_limit" if time_limit is not None else "feasible"
@@ -317,7 +351,10 @@ def solve_ortools(
         return _solve_glop(model, time_limit, t0)
     if backend == "cp_sat":
         if not _cp_sat_eligible(model):
-            raise SolverUnavailableError("CP-SAT needs a small all-integer model with integer coefficients")
+            raise SolverUnavailableError(
+                "CP-SAT needs a small all-integer model with integer coefficients and an objective "
+                "that scales exactly to integers"
+            )
         return _solve_cp_sat(model, time_limit, threads, t0)
     if backend == "scip":
         return _solve_pywraplp(model, "SCIP", False, time_limit, threads, mip_gap, t0)

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ..errors import NoSolutionError, SolverUnavailableError
+from ..errors import NoSolutionError, SolverError, SolverUnavailableError
 from .linear import LinearModel
 from .solution import Solution, relative_gap
 
@@ -47,8 +47,8 @@ def to_pyomo(model: LinearModel, *, relax_integrality: bool = False):
 
         def rule(_m, r, rows_start=bounds, cols=cols, coefs=coefs, lower=lower, upper=upper):
             lo, hi = rows_start[r], rows_start[r + 1]
-            if lo == hi:
-                return pyo.Constraint.Skip
+            if lo == hi or (lower[r] is None and upper[r] is None):
+                return pyo.Constraint.Skip  # an empty or unbounded row constrains nothing
             expr = LinearExpression(
                 constant=0.0,
                 linear_coefs=coefs[lo:hi].tolist(),
@@ -83,37 +83,59 @@ def solve_pyomo(
     threads: int | None = None,
     mip_gap: float = 1e-7,
     verbose: bool = False,
+    relax_integrality: bool | None = None,
 ) -> Solution:
-    """Build the Pyomo model and solve it with Pyomo's plugin for ``solver``."""
+    """Build the Pyomo model and solve it with Pyomo's plugin for ``solver``.
+
+    Like the matrix route, a model whose LP relaxation is provably integral is
+    solved as an LP; if the solver returns a non-integral point, the MIP is
+    solved instead.
+    """
+    import logging
+
     import pyomo.environ as pyo
     from pyomo.opt import TerminationCondition as TC
 
     t0 = time.perf_counter()
-    relax = model.integrality_is_free()
+    relax = model.integrality_is_free() if relax_integrality is None else relax_integrality
     m = to_pyomo(model, relax_integrality=relax)
     plugin = PYOMO_SOLVERS.get(solver, solver)
-    opt = pyo.SolverFactory(plugin)
-    if opt is None or not opt.available(exception_flag=False):
+    # Pyomo logs a warning and a traceback for an unknown solver name; we report it in one line.
+    quiet = logging.getLogger("pyomo")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)
+    try:
+        opt = pyo.SolverFactory(plugin)
+        available = opt is not None and opt.available(exception_flag=False)
+    except Exception:
+        available = False
+    finally:
+        quiet.setLevel(level)
+    if not available:
         raise SolverUnavailableError(f"Pyomo solver {plugin!r} is not available here")
+    options = {}
     if plugin == "appsi_highs":
-        if time_limit is not None:
-            opt.config.time_limit = float(time_limit)
         opt.config.mip_gap = mip_gap
-        opt.config.load_solution = False
         if threads is not None:
             opt.highs_options["threads"] = int(threads)
-    elif time_limit is not None:
-        opt.options["time_limit"] = float(time_limit)
     build_s = time.perf_counter() - t0
     t1 = time.perf_counter()
-    results = opt.solve(m, tee=verbose, load_solutions=False) if plugin != "appsi_highs" else opt.solve(m, tee=verbose)
+    try:
+        results = opt.solve(m, tee=verbose, load_solutions=False, timelimit=time_limit, **options)
+    except RuntimeError as exc:
+        if "infeasible" in str(exc).lower():
+            return Solution("infeasible", None, None, None, None, solver, f"pyomo-{plugin}", build_s,
+                            time.perf_counter() - t1, "infeasible")
+        raise
     solve_s = time.perf_counter() - t1
     term = results.solver.termination_condition
     route = f"pyomo-{plugin}"
-    if term in (TC.infeasible, TC.infeasibleOrUnbounded):
+    if term == TC.infeasible:
         return Solution("infeasible", None, None, None, None, solver, route, build_s, solve_s, str(term))
+    if term in (TC.unbounded, TC.infeasibleOrUnbounded):
+        raise SolverError(f"Pyomo/{plugin} returned {term} for model {model.name!r}")
     try:
-        m.solutions.load_from(results) if plugin != "appsi_highs" else opt.load_vars()
+        m.solutions.load_from(results)
     except Exception as exc:  # no incumbent to load
         raise NoSolutionError(f"Pyomo/{plugin} stopped ({term}) without a feasible solution") from exc
     t2 = time.perf_counter()
@@ -124,9 +146,11 @@ def solve_pyomo(
     solve_s += time.perf_counter() - t2
     if relax and model.is_integer:
         _, _, integer = model.bounds()
-        if np.max(np.abs(values[integer] - np.round(values[integer])), initial=0.0) > 1e-9:
-            raise NoSolutionError("relaxation of a totally unimodular model returned a non-vertex solution")
-        values = np.where(integer, np.round(values), values)
+        rounded = np.where(integer, np.round(values), values)
+        if np.max(np.abs(values - rounded), initial=0.0) > 1e-9:
+            return solve_pyomo(model, solver=solver, time_limit=time_limit, threads=threads, mip_gap=mip_gap,
+                               verbose=verbose, relax_integrality=False)
+        values = rounded
     objective = model.objective_value(values)
     sense_max = model.sense == "max"
     problem = results.problem
@@ -136,5 +160,7 @@ def solve_pyomo(
         if bound is None or (not model.is_integer or relax):
             bound = objective
         return Solution("optimal", values, objective, bound, relative_gap(objective, bound), solver, route, build_s, solve_s, str(term))
+    if bound is None:
+        bound = model.trivial_bound()
     state = "time_limit" if term in (TC.maxTimeLimit,) else "feasible"
     return Solution(state, values, objective, bound, relative_gap(objective, bound), solver, route, build_s, solve_s, str(term))

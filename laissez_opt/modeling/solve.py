@@ -12,6 +12,18 @@ SOLVERS = ("highs", "ortools")
 ROUTES = ("direct", "pyomo")
 
 
+def _empty_solution(model: LinearModel, solver: str, via: str) -> Solution:
+    """A model with no columns (nothing to decide): optimal if every row admits activity 0."""
+    import numpy as np
+
+    row_lower, row_upper = model.row_bounds()
+    route = f"{via}-{solver} (empty model)"
+    if np.all(row_lower <= 0) and np.all(row_upper >= 0):
+        value = model.objective_offset
+        return Solution("optimal", np.zeros(0), value, value, 0.0, solver, route, 0.0, 0.0, "empty")
+    return Solution("infeasible", None, None, None, None, solver, route, 0.0, 0.0, "empty")
+
+
 def solve_model(
     model: LinearModel,
     *,
@@ -32,6 +44,8 @@ def solve_model(
     """
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"time limit must be > 0 seconds, got {time_limit!r}", path="--time-limit")
+    if model.n_cols == 0:
+        return _empty_solution(model, solver, via)
     if via == "pyomo":
         from .pyomo_route import solve_pyomo
 
