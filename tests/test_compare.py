@@ -73,7 +73,7 @@ def test_resumes_after_being_killed(tmp_path):
     files = []
     for seed in range(12):
         path = tmp_path / f"inst{seed}.json"
-        lo.save_instance(lo.generate("gavel", 300, 6, seed=seed), path)
+        lo.save_instance(lo.generate("gavel", 2000, 6, seed=seed), path)
         files.append(str(path))
     out = tmp_path / "out"
     command = CLI + ["compare", *files, "--methods", "welfare,greedy", "-o", str(out), "--workers", "1", "--no-plots"]
@@ -81,14 +81,14 @@ def test_resumes_after_being_killed(tmp_path):
     store = out / "runs"
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
-        if store.is_dir() and len(list(store.glob("*.json"))) >= 3:
+        if store.is_dir() and len(list(store.glob("*.json"))) >= 2:
             break
         time.sleep(0.05)
     assert proc.poll() is None, "the comparison finished before it could be killed; make it larger"
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     done = len(list(store.glob("*.json")))
-    assert 3 <= done < 24
+    assert 2 <= done < 24
     assert not list(store.glob(".*.tmp")), "a killed run left a half-written file"
     rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr

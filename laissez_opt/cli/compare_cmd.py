@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from ..errors import InputError
@@ -19,7 +21,10 @@ from ..errors import InputError
 @click.option("-o", "--output", "out", type=click.Path(file_okay=False, path_type=str), default="compare-results", show_default=True, help="Output directory (CSV, Markdown, plots, run store).")
 @click.option("--store", type=click.Path(file_okay=False, path_type=str), default=None, help="Run store directory (default: OUTPUT/runs); finished runs are reused.")
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
-def compare_command(instances, methods_, solver, time_limit, fractional, workers, executor, scheduler, out, store, no_plots):
+@click.option("--objectives", default=None, help="Comma-separated objectives (default: weighted_welfare plus those whose exact reference method is listed).")
+@click.option("--param", "-p", "method_params", multiple=True, help="Method option METHOD.KEY=VALUE (repeatable), e.g. -p mtf.tokens=7.")
+@click.option("--pareto", is_flag=True, help="Also run the exact Pareto check on every allocation (slower).")
+def compare_command(instances, methods_, solver, time_limit, fractional, workers, executor, scheduler, out, store, no_plots, objectives, method_params, pareto):
     """Run every method on every INSTANCE: objectives, gaps to the exact optimum, runtimes."""
     import os
     from pathlib import Path
@@ -32,10 +37,22 @@ def compare_command(instances, methods_, solver, time_limit, fractional, workers
     if workers is not None and workers < 1:
         raise InputError(f"must be >= 1, got {workers}", path="--workers")
     Path(out).mkdir(parents=True, exist_ok=True)
+    options: dict[str, dict] = {}
+    for item in method_params:
+        key, sep, raw = item.partition("=")
+        method, dot, name = key.partition(".")
+        if not sep or not dot or not method or not name:
+            raise InputError(f"expected METHOD.KEY=VALUE, got {item!r}", path="--param")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        options.setdefault(method, {})[name] = value
     table = compare(
         instances, names, solver=solver, time_limit=time_limit, fractional=fractional,
         workers=workers or os.cpu_count() or 1, executor=executor, scheduler=scheduler,
-        store=store or Path(out) / "runs",
+        store=store or Path(out) / "runs", method_options=options, pareto=pareto,
+        objectives=[o.strip() for o in objectives.split(",") if o.strip()] if objectives else None,
     )
     written = write_reports(table, out, plots=not no_plots)
     from .render import comparison_table

@@ -38,26 +38,34 @@ from ..methods import get_method
 from .executors import EXECUTORS, run_dask, run_local_pool
 from .store import RunStore, run_key
 
-__all__ = ["Objective", "OBJECTIVES", "Comparison", "compare"]
+__all__ = ["Objective", "OBJECTIVES", "Comparison", "compare", "default_objectives"]
 
 
 @dataclass(frozen=True)
 class Objective:
     """An objective evaluated on any allocation, with the exact method that optimises it.
 
-    ``value(row)`` reads the objective from a run's row; ``bound(row)`` reads a
-    proven bound from the reference method's row (``None`` if unproven).
+    ``evaluate(instance, result)`` computes the objective of any result (``None``
+    where it does not apply); ``bound(row)`` reads a proven bound from the
+    reference method's row when its solve stopped early (``None`` if unproven).
+    ``reference_options`` are passed to the reference method.
     """
 
     name: str
     sense: str  # "max" or "min"
     reference: str  # exact method whose optimum defines the gap
-    value: Callable[[dict], float | None]
+    evaluate: Callable
     bound: Callable[[dict], float | None]
+    reference_options: dict = field(default_factory=dict)
+    description: str = ""
 
 
 def _metric(name):
-    return lambda row: row.get(name)
+    def evaluate(instance, result):
+        value = result.metrics.get(name)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    return evaluate
 
 
 def _weighted_bound(row):
@@ -67,9 +75,41 @@ def _weighted_bound(row):
     return row["bound"] / row["weight_sum"]
 
 
+def _own_bound(row):
+    return row.get("bound")
+
+
+def _max_rho(instance, result):
+    """Themis's largest finish-time ratio ``max_i rho_i`` of any one-round allocation."""
+    if instance.rounds != 1 or result.amounts is None:
+        return None
+    from ..exact.themis import finish_times, themis_data
+
+    data = themis_data(instance, fractional=result.mode == "fractional")
+    rhos = [a["rho"] for a in finish_times(instance, data, result.amounts[:, 0]).values() if a["rho"] is not None]
+    return float(max(rhos)) if rhos else None
+
+
 OBJECTIVES: dict[str, Objective] = {
-    "weighted_welfare": Objective("weighted_welfare", "max", "welfare", _metric("weighted_welfare"), _weighted_bound),
+    o.name: o
+    for o in (
+        Objective("weighted_welfare", "max", "welfare", _metric("weighted_welfare"), _weighted_bound,
+                  description="sum_i w_i U_i / sum_i w_i; exact reference: welfare"),
+        Objective("min_phi", "max", "maxmin", _metric("min_phi"), _own_bound, {"normalizer": "equal_share"},
+                  description="min_i U_i / U_i^ex (sharing incentive); exact reference: maxmin, equal_share"),
+        Objective("max_rho", "min", "themis", _max_rho, _own_bound,
+                  description="max_i rho_i (finish-time fairness, one round); exact reference: themis"),
+        Objective("money", "min", "migration", _metric("money"), _own_bound, {"objective": "cost"},
+                  description="money spent on devices (multi-round schedules); exact reference: migration"),
+    )
 }
+
+
+def default_objectives(methods: Sequence[str]) -> list[str]:
+    """``weighted_welfare``, plus every objective whose exact reference is among ``methods``."""
+    chosen = ["weighted_welfare"]
+    chosen += [name for name, o in OBJECTIVES.items() if o.reference in methods and name not in chosen]
+    return chosen
 
 
 def _run_task(task: dict) -> dict:
@@ -118,8 +158,28 @@ def _run_task(task: dict) -> dict:
     for name, value in result.metrics.items():
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             row[name] = value
+    for name in task.get("objectives", ()):
+        try:
+            row[f"value_{name}"] = OBJECTIVES[name].evaluate(instance, result)
+        except Exception as exc:  # an objective that cannot be evaluated here is blank, with the reason
+            row[f"value_{name}"] = None
+            row.setdefault("notes", []).append(f"{name}: {type(exc).__name__}: {exc}")
     if isinstance(row.get("min_phi"), float):
         row["sharing_incentive"] = row["min_phi"] >= 1 - 1e-9
+    if result.amounts is not None and spec.name != "drf":  # drf amounts are tasks, not devices
+        from ..analysis.fairness import envy_report
+
+        envy = envy_report(instance, result.amounts, keep_matrix=False)
+        row["max_envy"] = envy.largest_envy
+        row["envy_free"] = envy.envy_free
+        if task.get("pareto"):
+            from ..exact.pareto import pareto_check
+
+            check = pareto_check(instance, result, fractional=result.mode == "fractional",
+                                 solver=task["options"].get("solver", "highs"),
+                                 time_limit=task["options"].get("time_limit"))
+            row["pareto_efficient"] = check.efficient
+            row["pareto_gain"] = check.total_gain
     return row
 
 
@@ -141,9 +201,10 @@ class Comparison:
 
     def columns(self) -> list[str]:
         first = ["instance", "agents", "pools", "devices", "method", "kind", "status", "objective", "runtime_s"]
+        values = [f"value_{name}" for name in self.objectives]
         gaps = [f"gap_{name}" for name in self.objectives]
-        rest = sorted({k for row in self.rows for k in row} - set(first) - set(gaps) - {"traceback"})
-        return first + gaps + rest
+        rest = sorted({k for row in self.rows for k in row} - set(first) - set(values) - set(gaps) - {"traceback"})
+        return first + values + gaps + rest
 
 
 def _fill_gaps(rows: list[dict], objectives: Sequence[str]) -> None:
@@ -156,13 +217,17 @@ def _fill_gaps(rows: list[dict], objectives: Sequence[str]) -> None:
             reference = next((r for r in group if r["method"] == objective.reference), None)
             best = None
             if reference is not None and reference.get("status") == "optimal":
-                best = objective.value(reference)
+                best = reference.get(f"value_{name}")
             elif reference is not None and reference.get("status") in ("time_limit", "feasible"):
                 best = objective.bound(reference)
             for row in group:
-                value = objective.value(row) if row.get("status") not in ("error", "infeasible") else None
+                value = row.get(f"value_{name}") if row.get("status") not in ("error", "infeasible") else None
                 gap = None
-                if best is not None and value is not None and math.isfinite(best) and math.isfinite(value):
+                if best is not None and value is not None and math.isfinite(best) and math.isinf(value):
+                    # e.g. a finish-time ratio of inf: an agent starved where the optimum serves all
+                    worse = (value < 0) if objective.sense == "max" else (value > 0)
+                    gap = math.inf if worse else None
+                elif best is not None and value is not None and math.isfinite(best) and math.isfinite(value):
                     diff = best - value if objective.sense == "max" else value - best
                     gap = diff / abs(best) if abs(best) > 1e-12 else (0.0 if abs(diff) <= 1e-12 else math.inf)
                     if abs(gap) < 1e-9:
@@ -185,14 +250,18 @@ def compare(
     progress: bool | None = None,
     objectives: Sequence[str] | None = None,
     method_options: dict[str, dict] | None = None,
+    pareto: bool = False,
 ) -> Comparison:
     """Run every method on every instance; fill in gaps to the exact optimum of each objective.
 
     ``store``: a directory of finished runs; runs found there are reused, new
     ones are saved as they finish.  ``executor``: ``"local"`` (a process pool
     of ``workers``) or ``"dask"`` (``scheduler`` address, or a local cluster).
-    The exact reference methods of the objectives are added to the runs when
-    not listed (their rows are marked ``"reference_only"``).
+    ``objectives`` default to :func:`default_objectives` (weighted welfare, plus
+    each objective whose exact reference method is listed).  The exact
+    reference methods of the objectives are added to the runs when not listed
+    (their rows are marked ``"reference_only"``).  ``method_options`` maps a
+    method name to its options (``{"mtf": {"tokens": 7}}``).
     """
     if executor not in EXECUTORS:
         raise InputError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}", path="--executor")
@@ -203,7 +272,7 @@ def compare(
         raise InputError("no methods given", path="--methods")
     for name in methods:
         get_method(name)
-    objectives = list(objectives or OBJECTIVES)
+    objectives = list(objectives) if objectives else default_objectives(methods)
     for name in objectives:
         if name not in OBJECTIVES:
             raise InputError(f"unknown objective {name!r}; known: {', '.join(OBJECTIVES)}", path="--objectives")
@@ -220,9 +289,13 @@ def compare(
         source = inst.source or inst.name
         for name in run_methods:
             options = {"solver": solver, "time_limit": time_limit, "fractional": fractional and get_method(name).fractional}
+            for objective in objectives:
+                if OBJECTIVES[objective].reference == name and name not in methods:
+                    options.update(OBJECTIVES[objective].reference_options)
             options.update(method_options.get(name, {}))
             tasks.append({"instance": text, "hash": digest, "source": str(source), "method": name, "options": options,
-                          "key": run_key(digest, name, options)})
+                          "objectives": objectives, "pareto": pareto,
+                          "key": run_key(digest, name, {**options, "objectives": objectives, "pareto": pareto})})
     run_store = RunStore(store) if store is not None else None
     rows: dict[str, dict] = {}
     pending = []

@@ -30,7 +30,7 @@ def markdown_table(table: Comparison) -> str:
     """One row per instance and method: status, objective, gaps, runtime, fairness."""
     gaps = [f"gap_{o}" for o in table.objectives]
     columns = ["instance", "agents", "pools", "method", "kind", "status", "objective", *gaps,
-               "runtime_s", "min_phi", "jain", "verified"]
+               "runtime_s", "min_phi", "sharing_incentive", "max_envy", "pareto_efficient", "jain", "verified"]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for row in table.rows:
         if row.get("reference_only"):
@@ -68,7 +68,10 @@ def _plot(table: Comparison, column: str, ylabel: str, path: Path, log: bool) ->
     ax.set_xlabel("instance size (agents x pools)")
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
+    if ax.lines:
+        ax.legend(fontsize="small")
+    else:
+        ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
