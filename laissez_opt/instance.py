@@ -336,6 +336,10 @@ class Instance:
     @cached_property
     def edge_utility(self) -> np.ndarray:
         """``u_{i,c,r}`` per edge and round, shape ``(E, R)``."""
+        if not any(isinstance(edge.utility, tuple) for edge in self.edges):
+            # Scalar utilities (the common case): one C-level pass instead of a row copy per edge.
+            scalar = np.fromiter((edge.utility for edge in self.edges), dtype=np.float64, count=self.n_edges)
+            return np.repeat(scalar[:, None], self.rounds, axis=1) if self.rounds > 1 else scalar[:, None].copy()
         out = np.empty((self.n_edges, self.rounds), dtype=np.float64)
         for e, edge in enumerate(self.edges):
             out[e, :] = edge.utility

@@ -28,6 +28,12 @@ _MODULES = (
     "laissez_opt.exact.migration_free",
     "laissez_opt.heuristics.fcfs_static",
     "laissez_opt.heuristics.myopic",
+    "laissez_opt.heuristics.auction",
+    "laissez_opt.heuristics.round_robin",
+    "laissez_opt.heuristics.time_equal",
+    "laissez_opt.heuristics.fixed_partition",
+    "laissez_opt.heuristics.dynamic_partition",
+    "laissez_opt.heuristics.gandiva_fair",
 )
 
 METHODS: dict[str, Method] = {}

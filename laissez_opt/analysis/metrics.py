@@ -33,7 +33,7 @@ def welfare_figures(utilities: np.ndarray, weights: np.ndarray) -> dict[str, flo
     squares = float(np.sum(u * u))
     return {
         "utilitarian": float(u.sum()),
-        "weighted_welfare": float(w @ u / w.sum()),
+        "weighted_welfare": float(np.sum(w * u) / w.sum()),
         "egalitarian": float(u.min()) if u.size else 0.0,
         "nash": float(np.sum(np.log(u))) if np.all(u > 0) else -math.inf,
         "jain": float(u.sum() ** 2 / (u.size * squares)) if squares > 0 else 1.0,

@@ -19,7 +19,7 @@ from ..result import Result
 __all__ = ["Verification", "verify"]
 
 # Methods whose objective is the weighted welfare sum_i w_i U_i.
-_WEIGHTED_WELFARE = {"welfare", "greedy", "mtf"}
+_WEIGHTED_WELFARE = {"welfare", "greedy", "mtf", "round_robin", "time_equal", "fixed_partition", "dynamic_partition", "gandiva_fair", "auction"}
 
 
 @dataclass

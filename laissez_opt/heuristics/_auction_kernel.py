@@ -1,0 +1,352 @@
+"""Compiled inner loop of the forward auction (:mod:`laissez_opt.heuristics.auction`).
+
+The kernel works on one assignment problem in "unit" form:
+
+* persons are *units*: agent ``i`` owns the units ``unit_ptr[i] .. unit_ptr[i+1]-1``
+  (one per device it may hold), all with the agent's row of values;
+* objects are *slots*: pool ``c`` owns the slots ``slot_ptr[c] .. slot_ptr[c+1]-1``
+  (one per device), kept as a binary min-heap on price so that the cheapest
+  device of a pool (the one a bidder takes) is at ``slot_ptr[c]`` and
+  ``pool_price[c]`` mirrors that price;
+* a "stay out" object of value 0, price 0 and unlimited copies is always available.
+
+Values are given per agent row, either dense (``dense == 1``: ``vals[i*m + c]``) or in
+compressed rows (``row_ptr``, ``cols``, ``vals``) with the transposed copy
+(``col_ptr``, ``col_rows``, ``col_vals``) for the reverse step.
+
+Each phase of the epsilon schedule runs the Gauss-Seidel forward auction from an
+empty assignment with the prices of the previous phase, then the reverse clean-up
+that lowers the price of every unassigned device with a positive price to 0 or hands
+it to the unit that gains most from it (see the module docstring of ``auction``).
+Both steps keep eps-complementary slackness.
+
+With numba installed every function here is compiled once (``cache=True``: the
+machine code is stored next to this file in ``__pycache__`` and reused by later
+processes); without numba the same functions run as plain Python (slow, but the
+same results).
+
+>>> import numpy as np
+>>> vals = np.array([3.0, 1.0, 2.0, 2.0])          # two agents x two pools, dense
+>>> out = forward_reverse_auction(np.array([0, 2, 4]), np.zeros(0, np.int64), vals, 1, 2,
+...                               np.zeros(3, np.int64), np.zeros(0, np.int64), np.zeros(0),
+...                               np.array([0, 1, 2]), np.array([0, 1]), np.array([0, 1, 2]),
+...                               np.array([0.5, 0.1, 0.01]))
+>>> unit_slot = out[0]
+>>> unit_slot.tolist()       # agent 0 holds pool 0's device, agent 1 pool 1's
+[0, 1]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # numba is a dependency; the fallback keeps the package importable without it.
+    import numba as _numba
+
+    HAVE_NUMBA = True
+
+    def _jit(fn):
+        return _numba.njit(cache=True, nogil=True)(fn)
+
+except ImportError:  # pragma: no cover - exercised only without numba
+    HAVE_NUMBA = False
+
+    def _jit(fn):
+        return fn
+
+
+__all__ = ["HAVE_NUMBA", "forward_reverse_auction", "row_best_net", "row_reach", "value_summary"]
+
+STAY_OUT = -2
+UNASSIGNED = -1
+
+
+@_jit
+def _sift_down(pos, base, size, price, owner, unit_slot):
+    """Restore the heap of one pool after the price at ``pos`` rose."""
+    h = pos - base
+    p = price[pos]
+    o = owner[pos]
+    while True:
+        child = 2 * h + 1
+        if child >= size:
+            break
+        right = child + 1
+        if right < size and price[base + right] < price[base + child]:
+            child = right
+        if price[base + child] < p:
+            price[base + h] = price[base + child]
+            moved = owner[base + child]
+            owner[base + h] = moved
+            if moved >= 0:
+                unit_slot[moved] = base + h
+            h = child
+        else:
+            break
+    price[base + h] = p
+    owner[base + h] = o
+    if o >= 0:
+        unit_slot[o] = base + h
+
+
+@_jit
+def _sift_up(pos, base, price, owner, unit_slot):
+    """Restore the heap of one pool after the price at ``pos`` fell."""
+    h = pos - base
+    p = price[pos]
+    o = owner[pos]
+    while h > 0:
+        parent = (h - 1) // 2
+        if price[base + parent] > p:
+            price[base + h] = price[base + parent]
+            moved = owner[base + parent]
+            owner[base + h] = moved
+            if moved >= 0:
+                unit_slot[moved] = base + h
+            h = parent
+        else:
+            break
+    price[base + h] = p
+    owner[base + h] = o
+    if o >= 0:
+        unit_slot[o] = base + h
+
+
+@_jit
+def _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_owner, pool_price,
+             unit_slot, unit_profit, queue, eps):
+    """Forward auction from an empty assignment; returns the number of bids."""
+    n_units = unit_agent.shape[0]
+    for u in range(n_units):
+        unit_slot[u] = UNASSIGNED
+        queue[u] = u
+    for s in range(slot_owner.shape[0]):
+        slot_owner[s] = UNASSIGNED
+    head = 0
+    pending = n_units
+    bids = 0
+    while pending > 0:
+        u = queue[head]
+        head += 1
+        if head == n_units:
+            head = 0
+        pending -= 1
+        i = unit_agent[u]
+        start = row_ptr[i]
+        end = row_ptr[i + 1]
+        # Best and second-best net value over the pools' cheapest devices; the
+        # stay-out object (net value 0) is the incumbent, and wins ties.
+        v1 = 0.0
+        v2 = -np.inf
+        c1 = -1
+        a1 = 0.0
+        for k in range(start, end):
+            if dense == 1:
+                c = k - start
+            else:
+                c = cols[k]
+            a = vals[k]
+            net = a - pool_price[c]
+            if net > v1:
+                v2 = v1
+                v1 = net
+                c1 = c
+                a1 = a
+            elif net > v2:
+                v2 = net
+        if c1 < 0:
+            unit_slot[u] = STAY_OUT
+            unit_profit[u] = 0.0
+            continue
+        base = slot_ptr[c1]
+        size = slot_ptr[c1 + 1] - base
+        if size >= 2:  # the second-cheapest device of the same pool is an alternative too
+            second = slot_price[base + 1]
+            if size >= 3 and slot_price[base + 2] < second:
+                second = slot_price[base + 2]
+            if a1 - second > v2:
+                v2 = a1 - second
+        new_price = pool_price[c1] + (v1 - v2) + eps
+        evicted = slot_owner[base]
+        slot_price[base] = new_price
+        slot_owner[base] = u
+        unit_slot[u] = base
+        unit_profit[u] = a1 - new_price
+        if evicted >= 0:
+            unit_slot[evicted] = UNASSIGNED
+            tail = head + pending
+            if tail >= n_units:
+                tail -= n_units
+            queue[tail] = evicted
+            pending += 1
+        _sift_down(base, base, size, slot_price, slot_owner, unit_slot)
+        pool_price[c1] = slot_price[base]
+        bids += 1
+    return bids
+
+
+@_jit
+def _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, unit_ptr, slot_ptr, slot_pool,
+                     slot_price, slot_owner, pool_price, unit_slot, unit_profit, eps, work, in_work):
+    """Lower every unassigned device's price to 0, or hand the device to the unit gaining most.
+
+    Keeps eps-complementary slackness; returns the number of reverse steps.
+    """
+    n_pools = slot_ptr.shape[0] - 1
+    # Dense values may come with their transpose (``col_vals``, pools x agents) for this scan.
+    transposed = dense == 1 and col_vals.shape[0] > 0
+    top = 0
+    for c in range(n_pools):
+        work[top] = c
+        in_work[c] = 1
+        top += 1
+    steps = 0
+    while top > 0:
+        top -= 1
+        c = work[top]
+        in_work[c] = 0
+        base = slot_ptr[c]
+        end = slot_ptr[c + 1]
+        rescan = True
+        while rescan:
+            rescan = False
+            for pos in range(base, end):
+                if slot_owner[pos] != UNASSIGNED or slot_price[pos] <= 0.0:
+                    continue
+                # The device at ``pos`` is free but priced: find the unit to which it is worth most
+                # relative to what the unit holds now.
+                t1 = -np.inf
+                t2 = -np.inf
+                u1 = -1
+                a1 = 0.0
+                if dense == 1:
+                    lo = 0
+                    hi = unit_ptr.shape[0] - 1
+                else:
+                    lo = col_ptr[c]
+                    hi = col_ptr[c + 1]
+                for k in range(lo, hi):
+                    if dense == 1:
+                        i = k
+                        if transposed:
+                            a = col_vals[c * hi + i]
+                        else:
+                            a = vals[i * m + c]
+                    else:
+                        i = col_rows[k]
+                        a = col_vals[k]
+                    for u in range(unit_ptr[i], unit_ptr[i + 1]):
+                        t = a - unit_profit[u]
+                        if t > t1:
+                            t2 = t1
+                            t1 = t
+                            u1 = u
+                            a1 = a
+                        elif t > t2:
+                            t2 = t
+                steps += 1
+                if t1 <= eps:
+                    # Nobody gains more than eps from it even at price 0: it stays free at price 0.
+                    slot_price[pos] = 0.0
+                else:
+                    new_price = t2 - eps
+                    if new_price < 0.0:
+                        new_price = 0.0
+                    old = unit_slot[u1]
+                    if old >= 0:
+                        slot_owner[old] = UNASSIGNED
+                        c_old = slot_pool[old]
+                        if slot_price[old] > 0.0 and c_old != c and in_work[c_old] == 0:
+                            work[top] = c_old
+                            in_work[c_old] = 1
+                            top += 1
+                    slot_price[pos] = new_price
+                    slot_owner[pos] = u1
+                    unit_slot[u1] = pos
+                    unit_profit[u1] = a1 - new_price
+                _sift_up(pos, base, slot_price, slot_owner, unit_slot)
+                pool_price[c] = slot_price[base]
+                rescan = True
+                break
+    return steps
+
+
+@_jit
+def forward_reverse_auction(row_ptr, cols, vals, dense, m, col_ptr, col_rows, col_vals,
+                            unit_ptr, unit_agent, slot_ptr, eps_schedule):
+    """Run the epsilon schedule; returns ``(unit_slot, slot_pool, slot_price, pool_price, stats)``.
+
+    ``unit_slot[u]`` is the slot (device) held by unit ``u``, or ``-2`` for stay-out;
+    ``slot_pool`` maps a slot to its pool; ``stats`` = ``[bids, reverse steps, phases]``.
+    """
+    n_units = unit_agent.shape[0]
+    n_slots = slot_ptr[m]
+    slot_price = np.zeros(n_slots)
+    slot_owner = np.full(n_slots, UNASSIGNED, np.int64)
+    slot_pool = np.empty(n_slots, np.int64)
+    for c in range(m):
+        for s in range(slot_ptr[c], slot_ptr[c + 1]):
+            slot_pool[s] = c
+    pool_price = np.zeros(m)
+    unit_slot = np.full(n_units, UNASSIGNED, np.int64)
+    unit_profit = np.zeros(n_units)
+    queue = np.empty(max(n_units, 1), np.int64)
+    work = np.empty(max(m, 1), np.int64)
+    in_work = np.zeros(max(m, 1), np.int64)
+    stats = np.zeros(3, np.int64)
+    for phase in range(eps_schedule.shape[0]):
+        eps = eps_schedule[phase]
+        stats[0] += _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_owner,
+                             pool_price, unit_slot, unit_profit, queue, eps)
+        stats[1] += _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, unit_ptr, slot_ptr,
+                                     slot_pool, slot_price, slot_owner, pool_price, unit_slot,
+                                     unit_profit, eps, work, in_work)
+        stats[2] += 1
+    return unit_slot, slot_pool, slot_price, pool_price, stats
+
+
+@_jit
+def value_summary(vals):
+    """``(largest value, whether every value is an integer)``."""
+    top = 0.0
+    integral = True
+    for k in range(vals.shape[0]):
+        a = vals[k]
+        if a > top:
+            top = a
+        if integral and a != np.floor(a):
+            integral = False
+    return top, integral
+
+
+@_jit
+def row_reach(row_ptr, cols, vals, dense, counts):
+    """Devices reachable by each row through positive values: ``sum_c k_c [a_ic > 0]``."""
+    n = row_ptr.shape[0] - 1
+    out = np.zeros(n, np.int64)
+    for i in range(n):
+        start = row_ptr[i]
+        total = 0
+        for k in range(start, row_ptr[i + 1]):
+            if vals[k] > 0.0:
+                c = k - start if dense == 1 else cols[k]
+                total += counts[c]
+        out[i] = total
+    return out
+
+
+@_jit
+def row_best_net(row_ptr, cols, vals, dense, prices):
+    """``max(0, max_c a_ic - p_c)`` per row: the dual's person prices."""
+    n = row_ptr.shape[0] - 1
+    out = np.zeros(n)
+    for i in range(n):
+        start = row_ptr[i]
+        best = 0.0
+        for k in range(start, row_ptr[i + 1]):
+            c = k - start if dense == 1 else cols[k]
+            net = vals[k] - prices[c]
+            if net > best:
+                best = net
+        out[i] = best
+    return out

@@ -1,0 +1,272 @@
+"""Helpers shared by the classic baselines (``models.md`` item 10), written once.
+
+* :class:`Picker`: agents take devices one at a time, each from its most preferred
+  pool that still has a free device.  An agent's list holds the pools of its edges
+  with a positive score (the round's utility ``u_{i,c,r}`` unless told otherwise),
+  by score descending, ties to the pool listed first; devices of one pool are
+  identical, so "the next device" of a pool is simply its lowest-numbered free one.
+  A pointer per agent only moves forward past exhausted pools (``O(E)`` per round).
+* :func:`apportion_in_order`: a weight-proportional split of whole devices
+  (largest remainder, exact integer arithmetic, ties to the earlier member).
+* :func:`present_agents`, :func:`demand_caps`, :func:`agent_order`,
+  :func:`check_options`, :func:`make_result`: windows ``a_i..D_i``, caps ``d_i``,
+  a user-given agent order, option checking and the :class:`~laissez_opt.result.Result`
+  every baseline returns (status ``feasible``, objective ``sum_i w_i U_i``).
+
+Example
+-------
+>>> import numpy as np
+>>> import laissez_opt as lo
+>>> inst = lo.Instance([lo.Pool("g", count=1), lo.Pool("h", count=2)], [lo.Agent("A"), lo.Agent("B")],
+...                    [lo.Edge("A", "g", 0.9), lo.Edge("A", "h", 0.5), lo.Edge("B", "g", 0.7)])
+>>> picker = Picker(inst, inst.edge_utility[:, 0])
+>>> picker.pick(1), picker.pick(0), picker.pick(1), picker.left
+(2, 1, -1, 1)
+>>> apportion_in_order(5, [1, 1, 1], [2, 0, 1])
+{2: 2, 0: 2, 1: 1}
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..instance import Instance
+from ..result import Result, allocation_records, edge_utilities
+
+__all__ = [
+    "IGNORED_OPTIONS",
+    "UNBOUNDED",
+    "Picker",
+    "apportion_in_order",
+    "present_agents",
+    "demand_caps",
+    "agent_order",
+    "rotate",
+    "check_options",
+    "make_result",
+    "PICKING",
+    "partition_picks",
+]
+
+#: Options of other methods that the generic front ends may pass; the baselines ignore them.
+IGNORED_OPTIONS = frozenset({"solver", "via", "time_limit", "fractional", "threads", "backend", "seed"})
+#: Stand-in for an unbounded demand ``d_i``.
+UNBOUNDED = sys.maxsize
+
+
+def check_options(method: str, options: dict) -> None:
+    """Raise :class:`InputError` naming the first option ``method`` does not know."""
+    unknown = sorted(set(options) - IGNORED_OPTIONS)
+    if unknown:
+        raise InputError(f"unknown {method} option(s) {', '.join(unknown)}", path=unknown[0])
+
+
+def present_agents(instance: Instance, r: int) -> list[int]:
+    """Indices (ascending) of the agents with ``a_i <= r <= D_i``."""
+    last = instance.rounds - 1
+    return [
+        i
+        for i, a in enumerate(instance.agents)
+        if a.arrival <= r <= (last if a.deadline is None else a.deadline)
+    ]
+
+
+def demand_caps(instance: Instance) -> list[int]:
+    """``d_i`` per agent as integers (:data:`UNBOUNDED` where the demand is null)."""
+    return [UNBOUNDED if a.demand is None else int(a.demand) for a in instance.agents]
+
+
+def agent_order(instance: Instance, order) -> list[int]:
+    """Agent indices of ``order`` (a permutation of the agent ids); instance order when ``None``."""
+    if order is None:
+        return list(range(instance.n_agents))
+    if isinstance(order, str) or not isinstance(order, Iterable):
+        raise InputError(f"order must be a list of agent ids, got {order!r}", path="order")
+    order = list(order)
+    index = instance.agent_index
+    unknown = [a for a in order if a not in index]
+    if unknown:
+        raise InputError(f"order names unknown agent id {unknown[0]!r}", path="order")
+    if sorted(order) != sorted(index) or len(set(order)) != len(order):
+        raise InputError("order must list every agent id exactly once", path="order")
+    return [index[a] for a in order]
+
+
+def rotate(members: Sequence[int], start: int) -> list[int]:
+    """``members`` (ascending agent indices) cyclically from the first index ``>= start``."""
+    k = next((j for j, i in enumerate(members) if i >= start), len(members))
+    return [*members[k:], *members[:k]]
+
+
+def apportion_in_order(total: int, int_weights: Sequence[int], members: Sequence[int]) -> dict[int, int]:
+    """Split ``total`` whole devices among ``members`` in proportion to ``w_i`` (largest remainder).
+
+    Member ``i`` gets ``floor(total w_i / W)`` (``W = sum`` over the members); the
+    ``total - sum floor`` devices left go one each to the largest remainders
+    ``total w_i mod W``, ties to the member listed first.  Exact (integer weights).
+    """
+    if not members:
+        return {}
+    big = sum(int_weights[i] for i in members)
+    shares: dict[int, int] = {}
+    rems = []
+    for pos, i in enumerate(members):
+        q, rem = divmod(total * int_weights[i], big)
+        shares[i] = q
+        rems.append((-rem, pos, i))
+    left = total - sum(shares.values())
+    for _, _, i in sorted(rems)[:left]:
+        shares[i] += 1
+    return shares
+
+
+class Picker:
+    """Devices of one round (or of a fixed partition) taken one at a time by preference.
+
+    ``score`` (shape ``(E,)``) ranks each agent's edges, descending, ties by pool
+    order; edges with ``score <= 0`` are not wanted; so are all edges of agents
+    not in ``allowed`` (when given).  ``counts`` are the free devices per pool
+    (default ``k_c``).  :meth:`pick` gives agent ``i`` one device of its most
+    preferred pool with a free device and returns that edge, or ``-1``.
+    """
+
+    def __init__(self, instance: Instance, score: np.ndarray, *, allowed: Sequence[int] | None = None, counts=None):
+        score = np.asarray(score, dtype=np.float64)
+        agent, pool = instance.edge_agent, instance.edge_pool
+        wanted = score > 0
+        if allowed is not None:
+            mask = np.zeros(instance.n_agents, dtype=bool)
+            mask[list(allowed)] = True
+            wanted &= mask[agent]
+        idx = np.nonzero(wanted)[0]
+        order = idx[np.lexsort((pool[idx], -score[idx], agent[idx]))]
+        bounds = np.searchsorted(agent[order], np.arange(instance.n_agents + 1))
+        self.edge: list[int] = order.tolist()
+        self.pool: list[int] = pool[order].tolist()
+        self.ptr: list[int] = bounds[:-1].tolist()
+        self.end: list[int] = bounds[1:].tolist()
+        self.rem: list[int] = (instance.counts if counts is None else np.asarray(counts)).astype(np.int64).tolist()
+        self.left = int(sum(self.rem))
+
+    def can_pick(self, i: int) -> bool:
+        """Whether agent ``i`` still wants a free device (moves its pointer past exhausted pools)."""
+        p, e, rem, pool = self.ptr[i], self.end[i], self.rem, self.pool
+        while p < e and not rem[pool[p]]:
+            p += 1
+        self.ptr[i] = p
+        return p < e
+
+    def pick(self, i: int) -> int:
+        """Give agent ``i`` one device of its best pool with a free device; the edge, or ``-1``."""
+        if not self.can_pick(i):
+            return -1
+        p = self.ptr[i]
+        self.rem[self.pool[p]] -= 1
+        self.left -= 1
+        return self.edge[p]
+
+
+#: How the agents of a partition choose their devices.
+PICKING = ("serial", "draft")
+
+
+def partition_picks(
+    picker: Picker,
+    members: Sequence[int],
+    quotas: dict[int, int],
+    caps: Sequence[int],
+    *,
+    picking: str = "serial",
+    work_conserving: bool = True,
+) -> tuple[list[tuple[int, int]], int]:
+    """Split the picker's devices into a weight-proportional partition; ``(agent, edge)`` picks.
+
+    ``members`` in picking order, ``quotas`` ``q_i`` (from :func:`apportion_in_order`),
+    ``caps`` ``d_i``.  ``picking="serial"``: each member in turn takes its whole
+    ``min(q_i, d_i)`` devices, one at a time by preference, before the next member
+    chooses (serial dictatorship with quotas); ``"draft"``: members take one device
+    per turn, cyclically, until each has its quota or can take nothing more.  With
+    ``work_conserving``, devices still free afterwards (quotas that could not be
+    filled: incompatible pools, exhausted preferences, demand caps) are drafted one
+    per turn, in the same order, to members below ``d_i`` that still want one.
+    Returns the picks and how many of them the work-conserving pass made.
+    """
+    if picking not in PICKING:
+        raise InputError(f"picking must be one of {', '.join(PICKING)}, got {picking!r}", path="picking")
+    picks: list[tuple[int, int]] = []
+    held = dict.fromkeys(members, 0)
+    if picking == "serial":
+        for i in members:
+            want = min(quotas.get(i, 0), caps[i])
+            while held[i] < want and picker.left:
+                e = picker.pick(i)
+                if e < 0:
+                    break
+                picks.append((i, e))
+                held[i] += 1
+    else:
+        queue = [i for i in members if min(quotas.get(i, 0), caps[i]) > 0]
+        while queue and picker.left:
+            keep = []
+            for i in queue:
+                if not picker.left:
+                    break
+                e = picker.pick(i)
+                if e < 0:
+                    continue
+                picks.append((i, e))
+                held[i] += 1
+                if held[i] < min(quotas.get(i, 0), caps[i]):
+                    keep.append(i)
+            queue = keep
+    partitioned = len(picks)
+    if work_conserving:
+        queue = [i for i in members if held[i] < caps[i]]
+        while queue and picker.left:
+            keep = []
+            for i in queue:
+                if not picker.left:
+                    break
+                e = picker.pick(i)
+                if e < 0:
+                    continue
+                picks.append((i, e))
+                held[i] += 1
+                if held[i] < caps[i]:
+                    keep.append(i)
+            queue = keep
+    return picks, len(picks) - partitioned
+
+
+def make_result(
+    instance: Instance,
+    method: str,
+    amounts: np.ndarray,
+    started: float,
+    *,
+    mode: str = "integral",
+    params: dict | None = None,
+    details: dict | None = None,
+) -> Result:
+    """The baseline's :class:`Result`: status ``feasible``, ``objective = sum_i w_i U_i``."""
+    utilities = edge_utilities(instance, amounts)
+    return Result(
+        instance=instance.name,
+        method=method,
+        status="feasible",
+        solver=None,
+        objective=float(instance.weights @ utilities),
+        allocation=allocation_records(instance, amounts),
+        utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
+        timing={"build_s": 0.0, "solve_s": time.perf_counter() - started},
+        route=method,
+        mode=mode,
+        params=dict(params or {}),
+        details=dict(details or {}),
+        amounts=amounts,
+    )

@@ -1,0 +1,361 @@
+"""Forward auction with epsilon-scaling for the welfare problem (``models.md`` item 8).
+
+Each round ``r`` is solved on its own (the welfare objective and the constraints
+split by round).  Round ``r`` is the transportation problem
+
+.. math::
+
+    \\max_x \\sum_{i,c} a_{ic} x_{ic}, \\quad a_{ic} = w_i u_{i,c,r}, \\qquad
+    \\sum_i x_{ic} \\le k_c, \\quad \\sum_c x_{ic} \\le d_i, \\quad x \\in \\mathbb{Z}_{\\ge 0},
+
+over the agents active in round ``r`` (``a_i <= r <= D_i``) and their edges with
+``a_{ic} > 0``.  It is written as an assignment problem:
+
+* **persons** are units of demand: agent ``i`` becomes ``d'_i = min(d_i, sum of k_c
+  over its edges with a_ic > 0)`` identical persons (more could never be used);
+  ``P = sum_i d'_i``;
+* **objects** are the devices: pool ``c`` holds ``k_c`` devices, each with its own
+  price ``p_{c,s}``, kept in a min-heap so that a bidder always takes the cheapest
+  device of a pool (similar objects); the pool's price ``p_c`` is that of its cheapest
+  device (the price at which one more device could be bought);
+* a **stay-out** object of value 0, price 0 and unlimited copies lets a person leave
+  (the welfare problem may leave agents and devices out).
+
+Algorithm (Bertsekas 1988, 1992; eps-scaling: Bertsekas & Eckstein 1988)
+    For ``eps`` in a decreasing schedule ending at ``eps_final``, starting each phase
+    from an empty assignment and the previous phase's prices:
+
+    1. *forward auction* (Gauss-Seidel): an unassigned person of agent ``i`` finds its
+       best net value ``v1 = max_c (a_ic - p_c)`` and the second best ``v2`` (other pools,
+       the second-cheapest device of the best pool, and stay-out's 0).  If ``v1 <= 0``
+       it stays out; otherwise it raises the price of the cheapest device of the best
+       pool by ``v1 - v2 + eps`` and takes it, evicting its holder, who bids again;
+    2. *reverse clean-up*: a device left free with a positive price (priced in an earlier
+       phase, now unwanted) either drops to price 0 -- when no person would gain more
+       than ``eps`` from it at price 0 -- or goes to the person gaining most from it, at
+       the price that keeps eps-complementary slackness (the reverse auction of
+       Bertsekas, Castanon & Tsaknakis 1993 with floor price 0).
+
+Guarantee (proved in ``docs/auction.md``)
+    At the end of every phase: (a) *eps-CS*: every person's net value
+    ``a_{i,c(held)} - p_{c(held)}`` (0 for stay-out) is at least ``max(0, max_c (a_ic - p_c)) - eps``;
+    (b) every pool with a free device has price ``p_c = 0``.  Weak duality with the
+    dual ``D = sum_c k_c p_c + sum_i d'_i max(0, max_c (a_ic - p_c))`` gives
+
+    ``OPT_r <= D_r <= W_r + P_r eps_final``
+
+    where ``W_r`` is the auction's welfare in round ``r``.  The result's ``bound`` is
+    ``objective + sum_r (min(D_r, W_r + P_r eps_r) - W_r)``, an honest upper bound on
+    the optimum, and ``details["guarantee"]`` states ``sum_r P_r eps_r``.  When every
+    ``a_ic`` is an integer (integer weights and utilities) the final ``eps`` is
+    ``1 / (P_r + 1)``, so ``P_r eps < 1`` and the integral optimum ``OPT_r <= D_r < W_r + 1``
+    forces ``W_r = OPT_r``: the allocation is optimal (``details["proven_optimal"]``,
+    ``gap`` 0).  The status stays ``feasible`` (a heuristic's label); the proof is the
+    bound.
+
+Options
+    ``eps``: the final epsilon (absolute, in units of ``w_i u``); default ``1/(P+1)`` for
+    integer values, else ``tol * max a / P`` with ``tol`` (default ``1e-7``), so the
+    a-priori gap is at most ``tol * max_ic a_ic`` per round.  ``factor`` (default 8): the
+    schedule divides ``eps`` by it each phase from ``max a / factor``.  The final epsilon
+    is never below ``max a * 2**-40``, so that every bid raises a float price.
+
+Output: the allocation, ``objective = sum_i w_i U_i``, ``bound`` and ``gap``; in
+``details``: ``prices`` (one ``{pool: p_c}`` per round), ``eps_final``, ``persons``,
+``guarantee``, ``dual_bound``, ``proven_optimal``, ``phases``, ``bids`` and
+``reverse_steps``.  Ties: stay-out wins a tie with a device (a person never takes a
+device worth exactly its price); between pools the earlier pool in the agent's edge
+order wins.
+
+Speed: the inner loop is compiled with numba (``_auction_kernel``; compiled machine
+code is cached on disk, so only the first call on a machine pays the compilation,
+a few seconds).  :func:`auction_matrix` runs the same auction on a dense value matrix
+(the benchmark's interface, like :func:`scipy.optimize.linear_sum_assignment`).
+
+References: D. P. Bertsekas, "The auction algorithm: a distributed relaxation method
+for the assignment problem", Annals of OR 14 (1988); "Auction algorithms for network
+flow problems: a tutorial introduction", Comput. Optim. Appl. 1 (1992);
+D. P. Bertsekas, D. A. Castanon, H. Tsaknakis, "Reverse auction and the solution of
+inequality constrained assignment problems", SIAM J. Optim. 3 (1993).
+
+Example
+-------
+>>> import laissez_opt as lo
+>>> inst = lo.Instance(pools=[lo.Pool("x"), lo.Pool("y")],
+...                    agents=[lo.Agent("a", demand=1), lo.Agent("b", demand=1)],
+...                    edges=[lo.Edge("a", "x", 10.0), lo.Edge("a", "y", 9.0), lo.Edge("b", "x", 8.0),
+...                           lo.Edge("b", "y", 1.0)])
+>>> result = lo.solve(inst, "auction")
+>>> sorted((a["agent"], a["pool"]) for a in result.allocation), result.objective, result.gap
+([('a', 'y'), ('b', 'x')], 17.0, 0.0)
+>>> result.details["proven_optimal"]
+True
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+from ..instance import Instance
+from ..method_spec import Method
+from ..modeling.solution import relative_gap
+from ..result import Result, allocation_records, edge_utilities
+
+__all__ = ["AuctionOutcome", "auction_matrix", "solve_auction", "eps_schedule"]
+
+#: Smallest final epsilon relative to the largest value: a bid must move a float price.
+EPS_FLOOR = 2.0**-40
+DEFAULT_TOL = 1e-7
+DEFAULT_FACTOR = 8.0
+
+
+@dataclass
+class AuctionOutcome:
+    """One auction: who holds what, the prices and the guarantee.
+
+    ``pairs`` is an ``(L, 3)`` integer array of ``(row, column, devices)``;
+    ``prices[c]`` is ``p_c``; ``welfare`` is ``sum a x``; ``dual_bound`` is ``D``;
+    ``guarantee = persons * eps_final`` (``OPT <= welfare + guarantee``);
+    ``bound = min(dual_bound, welfare + guarantee)``, or ``welfare`` when
+    ``proven_optimal``.
+    """
+
+    pairs: np.ndarray
+    prices: np.ndarray
+    welfare: float
+    dual_bound: float
+    bound: float
+    eps_final: float
+    persons: int
+    guarantee: float
+    proven_optimal: bool
+    integral_values: bool
+    phases: int
+    bids: int
+    reverse_steps: int
+    solve_s: float = 0.0
+    stats: dict = field(default_factory=dict)
+
+
+def eps_schedule(max_value: float, eps_final: float, factor: float = DEFAULT_FACTOR) -> np.ndarray:
+    """``max_value/factor, max_value/factor**2, ...`` down to ``eps_final`` (always the last entry).
+
+    >>> eps_schedule(1000.0, 0.01, 10.0).tolist()
+    [100.0, 10.0, 1.0, 0.1, 0.01]
+    """
+    steps = []
+    eps = max_value / factor
+    while eps > eps_final * (1 + 1e-12):
+        steps.append(eps)
+        eps /= factor
+    steps.append(eps_final)
+    return np.asarray(steps, dtype=np.float64)
+
+
+def _check_options(eps, tol, factor) -> None:
+    if eps is not None and (isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0):
+        raise InputError(f"eps must be a finite number > 0, got {eps!r}", path="--param eps")
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol <= 0:
+        raise InputError(f"tol must be a finite number > 0, got {tol!r}", path="--param tol")
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor) or factor <= 1:
+        raise InputError(f"factor must be a finite number > 1, got {factor!r}", path="--param factor")
+
+
+def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor, transpose=True) -> AuctionOutcome:
+    """The auction on rows ``0..n-1`` (agents) and columns ``0..m-1`` (pools).
+
+    Values are dense (``vals[i*m + c]``, ``cols`` unused) or compressed rows; entries
+    ``<= 0`` are never taken.  ``demands`` may hold ``inf``.
+    """
+    from . import _auction_kernel as kernel
+
+    counts = np.asarray(counts, dtype=np.int64)
+    dense_flag = 1 if dense else 0
+    cols_arg = np.zeros(0, np.int64) if dense else np.asarray(cols, dtype=np.int64)
+    # d'_i = min(d_i, devices reachable through positive values).
+    reach = kernel.row_reach(row_ptr, cols_arg, vals, dense_flag, counts)
+    units = np.minimum(reach, np.asarray(demands, dtype=np.float64)).astype(np.int64)
+    persons = int(units.sum())
+    max_value, integral = kernel.value_summary(vals)
+    max_value, integral = float(max_value), bool(integral) and vals.size > 0
+    if persons == 0 or max_value <= 0:
+        return AuctionOutcome(np.zeros((0, 3), np.int64), np.zeros(m), 0.0, 0.0, 0.0, 0.0, persons, 0.0,
+                              True, integral, 0, 0, 0)
+    if eps is not None:
+        eps_final = float(eps)
+    elif integral:
+        eps_final = 1.0 / (persons + 1)
+    else:
+        eps_final = tol * max_value / persons
+    eps_final = max(eps_final, max_value * EPS_FLOOR)
+    schedule = eps_schedule(max_value, eps_final, factor)
+    unit_ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(units, out=unit_ptr[1:])
+    unit_agent = np.repeat(np.arange(n, dtype=np.int64), units)
+    slot_ptr = np.zeros(m + 1, np.int64)
+    np.cumsum(counts, out=slot_ptr[1:])
+    if dense:
+        col_ptr, col_rows = np.zeros(m + 1, np.int64), np.zeros(0, np.int64)
+        # The reverse step reads columns: a transposed copy makes that contiguous.
+        col_vals = np.ascontiguousarray(vals.reshape(n, m).T).reshape(-1) if transpose else np.zeros(0)
+    else:
+        # The transposed copy (by pool) for the reverse step.
+        row_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_ptr))
+        order = np.argsort(cols_arg, kind="stable")
+        col_rows, col_vals = row_of[order], vals[order]
+        col_ptr = np.zeros(m + 1, np.int64)
+        np.cumsum(np.bincount(cols_arg, minlength=m), out=col_ptr[1:])
+    t0 = time.perf_counter()
+    unit_slot, slot_pool, _slot_price, pool_price, stats = kernel.forward_reverse_auction(
+        row_ptr, cols_arg, vals, dense_flag, m, col_ptr, col_rows, col_vals, unit_ptr, unit_agent, slot_ptr, schedule,
+    )
+    solve_s = time.perf_counter() - t0
+    held = unit_slot >= 0
+    keys, amounts = np.unique(unit_agent[held] * m + slot_pool[unit_slot[held]], return_counts=True)
+    pairs = np.stack([keys // m, keys % m, amounts], axis=1).astype(np.int64)
+    if dense:
+        held_values = vals[pairs[:, 0] * m + pairs[:, 1]]
+    else:
+        held_values = np.array([
+            vals[row_ptr[i] + int(np.flatnonzero(cols_arg[row_ptr[i]:row_ptr[i + 1]] == c)[0])]
+            for i, c in pairs[:, :2].tolist()
+        ])
+    welfare = float(np.dot(held_values, pairs[:, 2])) if len(pairs) else 0.0
+    # Dual bound D = sum_c k_c p_c + sum_i d'_i max(0, max_c a_ic - p_c) (weak duality: OPT <= D).
+    best = kernel.row_best_net(row_ptr, cols_arg, vals, dense_flag, pool_price)
+    dual = float(counts @ pool_price + units @ best)
+    guarantee = persons * float(schedule[-1])
+    proven = integral and guarantee < 1.0
+    bound = welfare if proven else max(welfare, min(dual, welfare + guarantee))
+    return AuctionOutcome(
+        pairs, pool_price.copy(), welfare, dual, bound, float(schedule[-1]), persons, guarantee, proven, integral,
+        int(stats[2]), int(stats[0]), int(stats[1]), solve_s,
+    )
+
+
+def auction_matrix(values, counts=None, demands=None, *, eps: float | None = None, tol: float = DEFAULT_TOL,
+                   factor: float = DEFAULT_FACTOR) -> AuctionOutcome:
+    """The auction on a dense ``n x m`` value matrix (rows: agents, columns: pools).
+
+    ``counts`` (default all 1) are the devices per column, ``demands`` (default all 1)
+    the most devices per row (``None`` entries or ``inf``: unbounded).  Entries ``<= 0``
+    are never taken.  With the defaults this is the (rectangular) assignment problem
+    that :func:`scipy.optimize.linear_sum_assignment` solves with ``maximize=True``,
+    except that a row may stay unassigned when nothing is worth more than 0.
+
+    >>> out = auction_matrix([[10, 9], [8, 1]])
+    >>> out.pairs.tolist(), out.welfare, out.proven_optimal
+    ([[0, 1, 1], [1, 0, 1]], 17.0, True)
+    >>> out.prices.tolist()  # a competitive equilibrium: a pays 1 for y, b pays 2 for x (within eps)
+    [2.0, 1.0]
+    """
+    _check_options(eps, tol, factor)
+    vals = np.ascontiguousarray(values, dtype=np.float64)
+    if vals.ndim != 2:
+        raise InputError(f"values must be a 2-d matrix, got shape {vals.shape}", path="values")
+    if not np.all(np.isfinite(vals)):
+        raise InputError("values must be finite", path="values")
+    n, m = vals.shape
+    counts = np.ones(m, np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    if demands is None:
+        demands = np.ones(n)
+    else:
+        demands = np.array([np.inf if d is None else d for d in demands], dtype=np.float64)
+    if counts.shape != (m,) or np.any(counts < 0):
+        raise InputError(f"counts must be {m} integers >= 0", path="counts")
+    if demands.shape != (n,) or np.any(demands < 0):
+        raise InputError(f"demands must be {n} numbers >= 0", path="demands")
+    row_ptr = np.arange(n + 1, dtype=np.int64) * m
+    return _run(row_ptr, None, vals.reshape(-1), True, n, m, counts, demands, eps=eps, tol=tol, factor=factor)
+
+
+def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = DEFAULT_TOL,
+                  factor: float = DEFAULT_FACTOR, **_ignored) -> Result:
+    """Run the auction round by round; ``objective`` is ``sum_i w_i U_i`` (see the module docstring)."""
+    _check_options(eps, tol, factor)
+    t0 = time.perf_counter()
+    n, m, rounds = instance.n_agents, instance.n_pools, instance.rounds
+    amounts = np.zeros((instance.n_edges, rounds))
+    edge_agent, edge_pool = instance.edge_agent, instance.edge_pool
+    weighted = instance.weights[edge_agent][:, None] * instance.edge_utility
+    arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
+    deadline = np.array([rounds - 1 if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
+    counts = instance.counts
+    demands = instance.effective_demands
+    key_of_edge = edge_agent * m + edge_pool
+    key_order = np.argsort(key_of_edge)
+    prices, per_round = [], []
+    solve_s = 0.0
+    for r in range(rounds):
+        live = (weighted[:, r] > 0) & (arrival[edge_agent] <= r) & (r <= deadline[edge_agent])
+        chosen = np.flatnonzero(live)
+        # Compressed rows by agent, edges in instance order within a row (the tie rule).
+        chosen = chosen[np.argsort(edge_agent[chosen], kind="stable")]
+        row_ptr = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(edge_agent[chosen], minlength=n), out=row_ptr[1:])
+        cols = edge_pool[chosen].astype(np.int64)
+        vals = np.ascontiguousarray(weighted[chosen, r])
+        out = _run(row_ptr, cols, vals, False, n, m, counts, demands, eps=eps, tol=tol, factor=factor)
+        solve_s += out.solve_s
+        if len(out.pairs):
+            keys = out.pairs[:, 0] * m + out.pairs[:, 1]
+            edges = key_order[np.searchsorted(key_of_edge[key_order], keys)]
+            amounts[edges, r] = out.pairs[:, 2]
+        prices.append({p.id: float(v) for p, v in zip(instance.pools, out.prices)})
+        per_round.append(out)
+    utilities = edge_utilities(instance, amounts)
+    objective = float(instance.weights @ utilities)
+    proven = all(o.proven_optimal for o in per_round)
+    slack = sum(o.bound - o.welfare for o in per_round)
+    bound = objective + slack
+    elapsed = time.perf_counter() - t0
+    return Result(
+        instance=instance.name,
+        method="auction",
+        status="feasible",
+        solver="numba" if _have_numba() else "python",
+        objective=objective,
+        bound=bound,
+        gap=relative_gap(objective, bound),
+        allocation=allocation_records(instance, amounts),
+        utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
+        timing={"build_s": max(0.0, elapsed - solve_s), "solve_s": solve_s},
+        route="auction",
+        mode="integral",
+        params={"eps": eps, "tol": tol, "factor": factor},
+        details={
+            "prices": prices,
+            "eps_final": [o.eps_final for o in per_round],
+            "persons": [o.persons for o in per_round],
+            "guarantee": float(sum(o.guarantee for o in per_round)),
+            "dual_bound": float(sum(o.dual_bound for o in per_round)),
+            "proven_optimal": proven,
+            "integral_values": all(o.integral_values for o in per_round),
+            "phases": [o.phases for o in per_round],
+            "bids": int(sum(o.bids for o in per_round)),
+            "reverse_steps": int(sum(o.reverse_steps for o in per_round)),
+        },
+        amounts=amounts,
+    )
+
+
+def _have_numba() -> bool:
+    from . import _auction_kernel
+
+    return _auction_kernel.HAVE_NUMBA
+
+
+METHOD = Method(
+    name="auction",
+    kind="heuristic",
+    objective="sum_i w_i U_i (within sum_r P_r eps_r of the optimum; optimal for integer values)",
+    solvers=(),
+    fractional=False,
+    summary="Bertsekas forward auction with eps-scaling per round; prices per pool; bound from duality.",
+    run=solve_auction,
+)

@@ -1,0 +1,155 @@
+"""Fixed fair partition (thesis 002, Table 3.2, mechanism ``M_1``; ``models.md`` item 10).
+
+Each agent owns a fixed, weight-proportional set of devices for the whole horizon,
+chosen once; it uses them in every round of its window ``a_i..D_i`` and they stay
+idle in the other rounds (the partition is never re-drawn or lent out).
+
+The partition
+    1. Order: the agents in instance order (or a user-given ``order``).
+    2. Quotas: ``D = sum_c k_c`` devices split in proportion to the weights,
+       ``q_i = floor(D w_i / W)`` plus one for the largest remainders (ties: earlier
+       in the order), ``W = sum_j w_j``.
+    3. Preferences (``basis``): ``"first"`` (default): ``u_{i,c,a_i}``, the agent's
+       utilities in its first round (round 0 for agents present from the start);
+       ``"total"``: ``sum_{r=a_i}^{D_i} u_{i,c,r}`` over its window; ``"index"``:
+       device index order (pools in the order listed; utilities only decide which
+       pools are wanted at all), the static contiguous split of a machine.  Pools of
+       score 0 are never taken; ties go to the pool listed first.
+    4. Picking (``picking``): ``"serial"`` (default): in order, each agent takes its
+       ``min(q_i, d_i)`` devices by preference before the next agent chooses;
+       ``"draft"``: one device per agent per turn, cyclically.
+    5. With ``work_conserving`` (default), devices left free because a quota could
+       not be filled are drafted one per turn to agents below ``d_i`` that still
+       want one.
+
+The thesis's Table 3.2 rows of ``M_1`` on ``instances/thesis-r2-table3-1.json``
+(A1 owns ``c3, c4``, A2 owns ``c1, c2``) do not follow from preferences under any
+of these rules with A1 choosing first; they are the contiguous split
+``basis="index"`` with A2 first (``order=["A2", "A1"]``, serial picking).  With
+A1 first the same rule gives the mirror image, whose utilities 3.9 and 3.0 are the
+envy figures the thesis quotes for ``M_1``.  See ``docs/baselines.md``.
+
+Objective reported: ``sum_i w_i U_i``.  Cost ``O(E R + E log E + D + n)``.
+
+Example
+-------
+>>> import laissez_opt as lo
+>>> inst = lo.load("instances/thesis-r2-table3-1.json")
+>>> res = lo.solve(inst, "fixed_partition", basis="index", order=["A2", "A1"])
+>>> res.details["owned"]
+{'A1': {'c3': 1, 'c4': 1}, 'A2': {'c1': 1, 'c2': 1}}
+>>> {k: round(v, 6) for k, v in res.utilities.items()}
+{'A1': 2.8, 'A2': 3.1}
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..errors import InputError
+from ..instance import Instance
+from ..method_spec import Method
+from ..result import Result
+from ._baseline_common import (
+    Picker,
+    agent_order,
+    apportion_in_order,
+    check_options,
+    demand_caps,
+    make_result,
+    partition_picks,
+)
+from .mtf import integer_weights
+
+__all__ = ["BASES", "solve_fixed_partition", "partition_scores"]
+
+#: What the agents' preferences over devices are based on when the partition is drawn.
+BASES = ("first", "total", "index")
+
+
+def partition_scores(instance: Instance, basis: str) -> np.ndarray:
+    """The score per edge (shape ``(E,)``) that ranks each agent's pools under ``basis``."""
+    if basis not in BASES:
+        raise InputError(f"basis must be one of {', '.join(BASES)}, got {basis!r}", path="basis")
+    rounds = instance.rounds
+    agent = instance.edge_agent
+    first = np.array([a.arrival for a in instance.agents], dtype=np.int64)
+    last = np.array([rounds - 1 if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
+    u = instance.edge_utility
+    if basis == "first":
+        return u[np.arange(instance.n_edges), first[agent]] if instance.n_edges else np.zeros(0)
+    r = np.arange(rounds)
+    window = (r[None, :] >= first[agent][:, None]) & (r[None, :] <= last[agent][:, None])
+    total = np.sum(u * window, axis=1)
+    if basis == "total":
+        return total
+    return (total > 0).astype(np.float64)
+
+
+def solve_fixed_partition(
+    instance: Instance,
+    *,
+    basis: str = "first",
+    picking: str = "serial",
+    work_conserving: bool = True,
+    order=None,
+    **options,
+) -> Result:
+    """Draw one weight-proportional partition and keep it for all rounds (``M_1``).
+
+    ``basis``: ``"first"`` (default), ``"total"`` or ``"index"``; ``picking``:
+    ``"serial"`` (default) or ``"draft"``; ``work_conserving`` (default ``True``);
+    ``order``: agent ids in picking order (default instance order).
+    ``objective = sum_i w_i U_i``.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g", count=3)], [lo.Agent("A"), lo.Agent("B", weight=2, arrival=1)],
+    ...                    [lo.Edge("A", "g", 1.0), lo.Edge("B", "g", 1.0)], rounds=2)
+    >>> solve_fixed_partition(inst).utilities
+    {'A': 2.0, 'B': 2.0}
+    """
+    started = time.perf_counter()
+    check_options("fixed_partition", options)
+    caps = demand_caps(instance)
+    members = agent_order(instance, order)
+    scores = partition_scores(instance, basis)
+    total = int(instance.counts.sum())
+    quotas = apportion_in_order(total, integer_weights(instance.weights.tolist()), members)
+    picker = Picker(instance, scores)
+    picks, filled = partition_picks(picker, members, quotas, caps, picking=picking, work_conserving=work_conserving)
+    owned = np.zeros(instance.n_edges)
+    for _, e in picks:
+        owned[e] += 1.0
+    rounds = instance.rounds
+    last = rounds - 1
+    r = np.arange(rounds)
+    arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
+    deadline = np.array([last if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
+    agent = instance.edge_agent
+    window = (r[None, :] >= arrival[agent][:, None]) & (r[None, :] <= deadline[agent][:, None])
+    amounts = owned[:, None] * window
+    held: dict[str, dict[str, int]] = {}
+    for e in np.nonzero(owned)[0].tolist():
+        edge = instance.edges[e]
+        held.setdefault(edge.agent, {})[edge.pool] = int(owned[e])
+    details = {
+        "owned": {a.id: held[a.id] for a in instance.agents if a.id in held},
+        "quotas": {instance.agents[i].id: quotas[i] for i in members},
+        "filled": filled,
+    }
+    params = {"basis": basis, "picking": picking, "work_conserving": work_conserving,
+              "order": None if order is None else [instance.agents[i].id for i in members]}
+    return make_result(instance, "fixed_partition", amounts, started, params=params, details=details)
+
+
+METHOD = Method(
+    name="fixed_partition",
+    kind="heuristic",
+    objective="sum_i w_i U_i (fixed fair partition M1; no optimality guarantee)",
+    solvers=(),
+    fractional=False,
+    summary="One weight-proportional partition of the devices, drawn once and kept for all rounds (thesis M1).",
+    run=solve_fixed_partition,
+)

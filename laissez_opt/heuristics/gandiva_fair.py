@@ -1,0 +1,241 @@
+"""Gandiva_fair: stride scheduling of device quanta, with optional trading (``models.md`` item 10).
+
+After Gandiva_fair (Chaudhary et al., EuroSys 2020), as the thesis describes it
+(thesis 002, section 5.1): every agent holds tickets equal to its weight ``w_i``;
+its stride is ``1 / w_i``; a scheduler keeps a pass value per agent and always
+serves the agent with the smallest pass, which then advances by its stride.  Over
+time each agent receives device quanta in proportion to its tickets.
+
+Quanta and state
+    A quantum is one device for one round.  In round ``r`` the agents present
+    (``a_i <= r <= D_i``) are served repeatedly, smallest pass first (ties: the
+    lowest agent index); the served agent takes one device of its most preferred
+    pool with a free device (``u_{i,c,r}`` descending, ties to the pool listed
+    first; zero-utility pools never) and its pass grows by its stride.  An agent
+    at its demand ``d_i`` or without a wanted free device leaves the round without
+    advancing.  Passes persist across rounds.  An agent that becomes present (its
+    arrival, or its first round) starts at ``max(its pass, the smallest pass among
+    the agents present in the previous round)``, so it does not monopolise the
+    devices to catch up (the global-pass rule of stride scheduling).
+    Strides are exact integers: weights are scaled to integers ``t_i`` with the same
+    ratios and the stride is ``L / t_i``, ``L = lcm(t)``, so ties are exact.
+
+Trading (``trading=True``)
+    Gandiva_fair's heterogeneity-aware step: users who gain most from a fast
+    accelerator buy time on it from users who gain least, paying with time on a
+    slower one.  Implemented per round on the stride allocation, for every ordered
+    pair of pools ``(F, S)``: the speedup of agent ``i`` is ``s_i = u_{i,F,r} / u_{i,S,r}``
+    (both positive).  A buyer ``b`` holding ``S`` devices and a seller ``s`` holding
+    ``F`` devices with ``s_s < s_b`` trade one ``F`` device for ``k`` ``S`` devices,
+    ``k`` the whole number strictly between ``s_s`` and ``s_b`` nearest to the
+    midpoint ``(s_s + s_b) / 2`` (the exchange rate splits the gain; whole devices
+    force ``k`` to be an integer) among those with ``k`` at most the ``S`` devices
+    ``b`` holds and keeping ``s`` within ``d_s``.  Both agents gain strictly (``k u_{s,S} > u_{s,F}``
+    and ``u_{b,F} > k u_{b,S}``), so trading never lowers an agent below its stride
+    share and ends.  Pairs are scanned highest-speedup buyer against lowest-speedup
+    seller until no trade is possible.  Not implemented: the paper's trading of
+    long-term ticket shares across servers and its exact price rule (no seed gives
+    it); trades here are whole devices within one round.
+
+Objective reported: ``sum_i w_i U_i``.  Cost per round ``O(E log E + (D + n) log n)``
+for the stride part; trading adds ``O(m^2 n log n)`` per scan.
+
+Example
+-------
+>>> import laissez_opt as lo
+>>> inst = lo.Instance([lo.Pool("g", count=4)], [lo.Agent("A", weight=3), lo.Agent("B")],
+...                    [lo.Edge("A", "g", 1.0), lo.Edge("B", "g", 1.0)], rounds=2)
+>>> res = lo.solve(inst, "gandiva_fair")
+>>> res.utilities, res.details["final_pass"]
+({'A': 6.0, 'B': 2.0}, [6, 6])
+
+Strides are 1 and 3 (tickets 3 and 1).  Round 0 serves A (pass 0, lower index),
+B (pass 0), A (pass 1), A (pass 2); round 1 the same from passes 3 and 3: per
+round A gets 3 devices and B one.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from math import lcm
+
+import numpy as np
+
+from ..errors import InputError
+from ..instance import Instance
+from ..method_spec import Method
+from ..result import Result
+from ._baseline_common import Picker, check_options, demand_caps, make_result, present_agents
+from .mtf import integer_weights
+
+__all__ = ["solve_gandiva_fair", "trade_round"]
+
+_EPS = 1e-12
+
+
+def _rate(low: float, high: float, most: int) -> int | None:
+    """The whole ``k`` with ``low < k < high`` and ``1 <= k <= most`` nearest to ``(low + high) / 2``.
+
+    Ties go to the smaller ``k``; ``None`` when there is none.
+    """
+    kmin = max(1, int(np.floor(low + _EPS)) + 1)
+    kmax = min(most, int(np.ceil(high - _EPS)) - 1)
+    if kmin > kmax:
+        return None
+    mid = (low + high) / 2.0
+    k = int(np.ceil(mid - 0.5))  # nearest, halves down
+    return min(max(k, kmin), kmax)
+
+
+def trade_round(hold: list[dict[int, int]], util: list[dict[int, float]], caps: list[int], n_pools: int) -> list[dict]:
+    """Trade devices between agents of one round (see the module docstring); returns the trades.
+
+    ``hold[i]``: devices per pool held by agent ``i`` (updated in place);
+    ``util[i]``: ``u_{i,c,r}`` per compatible pool; ``caps``: ``d_i``.
+
+    >>> hold = [{0: 1}, {1: 3}]                       # seller 0 holds the fast pool 0, buyer 1 the slow pool 1
+    >>> util = [{0: 2.0, 1: 1.0}, {0: 6.0, 1: 1.0}]   # speedups 2 and 6: rate 4 slow devices per fast one
+    >>> trade_round(hold, util, [9, 9], 2), hold
+    ([{'seller': 0, 'buyer': 1, 'fast': 0, 'slow': 1, 'rate': 3}], [{0: 0, 1: 3}, {1: 0, 0: 1}])
+    """
+    trades = []
+    n = len(hold)
+    progress = True
+    while progress:
+        progress = False
+        for fast in range(n_pools):
+            for slow in range(n_pools):
+                if fast == slow:
+                    continue
+                while True:
+                    sellers = sorted(
+                        (util[i][fast] / util[i][slow], i)
+                        for i in range(n)
+                        if hold[i].get(fast, 0) > 0 and util[i].get(slow, 0.0) > 0
+                    )
+                    buyers = sorted(
+                        (-(util[i][fast] / util[i][slow]), i)
+                        for i in range(n)
+                        if hold[i].get(slow, 0) > 0 and util[i].get(fast, 0.0) > 0
+                    )
+                    done = None
+                    for neg, b in buyers:
+                        for low, s in sellers:
+                            if low >= -neg:
+                                break
+                            if s == b:
+                                continue
+                            room = caps[s] - sum(hold[s].values()) + 1
+                            k = _rate(low, -neg, min(hold[b][slow], room))
+                            if k is None:
+                                continue
+                            done = (s, b, k)
+                            break
+                        if done:
+                            break
+                    if done is None:
+                        break
+                    s, b, k = done
+                    hold[s][fast] -= 1
+                    hold[s][slow] = hold[s].get(slow, 0) + k
+                    hold[b][slow] -= k
+                    hold[b][fast] = hold[b].get(fast, 0) + 1
+                    trades.append({"seller": s, "buyer": b, "fast": fast, "slow": slow, "rate": k})
+                    progress = True
+    return trades
+
+
+def solve_gandiva_fair(instance: Instance, *, trading: bool = False, **options) -> Result:
+    """Stride scheduling of device quanta (tickets = weights), optionally with trading.
+
+    ``objective = sum_i w_i U_i``; ``details``: the final passes, the trades per round.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("v100"), lo.Pool("k80", count=6)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "v100", 2.0), lo.Edge("A", "k80", 1.0),
+    ...                     lo.Edge("B", "v100", 6.0), lo.Edge("B", "k80", 1.0)])
+    >>> solve_gandiva_fair(inst).utilities
+    {'A': 5.0, 'B': 3.0}
+    >>> res = solve_gandiva_fair(inst, trading=True)
+    >>> res.utilities, res.details["trades"]
+    ({'A': 6.0, 'B': 6.0}, [[{'seller': 'A', 'buyer': 'B', 'fast': 'v100', 'slow': 'k80', 'rate': 3}]])
+    """
+    started = time.perf_counter()
+    check_options("gandiva_fair", options)
+    if not isinstance(trading, bool):
+        raise InputError(f"trading must be true or false, got {trading!r}", path="trading")
+    n, rounds = instance.n_agents, instance.rounds
+    caps = demand_caps(instance)
+    ints = integer_weights(instance.weights.tolist())
+    big = lcm(*ints) if ints else 1
+    stride = [big // t for t in ints]
+    passes = [0] * n
+    amounts = np.zeros((instance.n_edges, rounds))
+    edge_of = {(int(i), int(c)): e for e, (i, c) in enumerate(zip(instance.edge_agent, instance.edge_pool))}
+    previous: list[int] = []
+    trades_log = []
+    for r in range(rounds):
+        members = present_agents(instance, r)
+        if previous:
+            floor = min(passes[i] for i in previous)
+            before = set(previous)
+            for i in members:
+                if i not in before and passes[i] < floor:
+                    passes[i] = floor
+        picker = Picker(instance, instance.edge_utility[:, r])
+        heap = [(passes[i], i) for i in members if caps[i] > 0]
+        heapq.heapify(heap)
+        held = [0] * n
+        picks = []
+        while heap and picker.left:
+            p, i = heapq.heappop(heap)
+            e = picker.pick(i)
+            if e < 0:
+                continue
+            picks.append(e)
+            held[i] += 1
+            passes[i] = p + stride[i]
+            if held[i] < caps[i]:
+                heapq.heappush(heap, (passes[i], i))
+        if trading and picks:
+            hold: list[dict[int, int]] = [{} for _ in range(n)]
+            for e in picks:
+                i, c = int(instance.edge_agent[e]), int(instance.edge_pool[e])
+                hold[i][c] = hold[i].get(c, 0) + 1
+            util: list[dict[int, float]] = [{} for _ in range(n)]
+            column = instance.edge_utility[:, r]
+            for (i, c), e in edge_of.items():
+                if column[e] > 0:
+                    util[i][c] = float(column[e])
+            done = trade_round(hold, util, caps, instance.n_pools)
+            for i in range(n):
+                for c, k in hold[i].items():
+                    if k:
+                        amounts[edge_of[(i, c)], r] += k
+            trades_log.append([
+                {"seller": instance.agents[t["seller"]].id, "buyer": instance.agents[t["buyer"]].id,
+                 "fast": instance.pools[t["fast"]].id, "slow": instance.pools[t["slow"]].id, "rate": t["rate"]}
+                for t in done
+            ])
+        else:
+            for e in picks:
+                amounts[e, r] += 1.0
+            if trading:
+                trades_log.append([])
+        previous = members
+    details = {"agents": [a.id for a in instance.agents], "strides": stride, "final_pass": passes}
+    if trading:
+        details["trades"] = trades_log
+    return make_result(instance, "gandiva_fair", amounts, started, params={"trading": trading}, details=details)
+
+
+METHOD = Method(
+    name="gandiva_fair",
+    kind="heuristic",
+    objective="sum_i w_i U_i (stride scheduling, tickets = weights; no optimality guarantee)",
+    solvers=(),
+    fractional=False,
+    summary="Gandiva_fair stride scheduling of device quanta across rounds; option trading=True adds speedup-based trades.",
+    run=solve_gandiva_fair,
+)
