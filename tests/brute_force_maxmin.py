@@ -180,7 +180,7 @@ def reference_waterfilling(poly: Polytope) -> dict[str, float]:
             b.append([0.0 if t_free is None else -t_free])
         for j, lev in frozen.items():
             A.append(np.append(-poly.V[j], 0.0)[None, :])
-            b.append([-lev + 1e-9 * max(1.0, lev)])
+            b.append([-lev + 1e-7 * max(1.0, lev)])  # LP feasibility tolerance: freeze slightly below
         return np.vstack(A), np.concatenate(b)
 
     while free:
@@ -190,7 +190,7 @@ def reference_waterfilling(poly: Polytope) -> dict[str, float]:
         res = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs")
         assert res.status == 0, res.message
         t = -res.fun
-        A, b = rows(t - 1e-9 * max(1.0, t))
+        A, b = rows(t - 1e-7 * max(1.0, t))
         stuck = []
         for i in sorted(free):
             c = np.append(-poly.V[i], 0.0)
