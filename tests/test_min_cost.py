@@ -70,7 +70,7 @@ def _compare(inst):
             assert (len(placed.get(agent.id, ())) == 1) == agent.required
 
 
-@settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_instances(max_agents=4, max_pools=3, max_count=3, demands=(None, 1, 2), with_costs=True, required=True, windows=False))
 def test_min_cost_matches_brute_force(inst):
     _compare(inst)

@@ -55,7 +55,7 @@ except ImportError:  # pragma: no cover - exercised only without numba
         return fn
 
 
-__all__ = ["HAVE_NUMBA", "forward_reverse_auction", "row_best_net", "row_reach", "value_summary"]
+__all__ = ["HAVE_NUMBA", "forward_reverse_auction", "row_best_net", "row_reach", "transpose", "value_summary"]
 
 STAY_OUT = -2
 UNASSIGNED = -1
@@ -113,6 +113,43 @@ def _sift_up(pos, base, price, owner, unit_slot):
 
 
 @_jit
+def _best_two_dense(vals, start, m, price):
+    """Best and second-best ``vals[start + c] - price[c]`` over ``c < m``, with stay-out (0) as the
+    incumbent best (it wins ties); returns ``(v1, v2, c1)``, ``c1 = -1`` for stay-out."""
+    v1 = 0.0
+    v2 = -np.inf
+    c1 = -1
+    for c in range(m):
+        net = vals[start + c] - price[c]
+        if net > v2:
+            if net > v1:
+                v2 = v1
+                v1 = net
+                c1 = c
+            else:
+                v2 = net
+    return v1, v2, c1
+
+
+@_jit
+def _best_two_sparse(vals, cols, start, end, price):
+    """As :func:`_best_two_dense` over compressed-row entries; returns the entry index ``k1``."""
+    v1 = 0.0
+    v2 = -np.inf
+    k1 = -1
+    for k in range(start, end):
+        net = vals[k] - price[cols[k]]
+        if net > v2:
+            if net > v1:
+                v2 = v1
+                v1 = net
+                k1 = k
+            else:
+                v2 = net
+    return v1, v2, k1
+
+
+@_jit
 def _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_owner, pool_price,
              unit_slot, unit_profit, queue, eps):
     """Forward auction from an empty assignment; returns the number of bids."""
@@ -136,24 +173,13 @@ def _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_
         end = row_ptr[i + 1]
         # Best and second-best net value over the pools' cheapest devices; the
         # stay-out object (net value 0) is the incumbent, and wins ties.
-        v1 = 0.0
-        v2 = -np.inf
-        c1 = -1
-        a1 = 0.0
-        for k in range(start, end):
-            if dense == 1:
-                c = k - start
-            else:
-                c = cols[k]
-            a = vals[k]
-            net = a - pool_price[c]
-            if net > v1:
-                v2 = v1
-                v1 = net
-                c1 = c
-                a1 = a
-            elif net > v2:
-                v2 = net
+        if dense == 1:
+            v1, v2, c1 = _best_two_dense(vals, start, end - start, pool_price)
+            a1 = vals[start + c1] if c1 >= 0 else 0.0
+        else:
+            v1, v2, k1 = _best_two_sparse(vals, cols, start, end, pool_price)
+            c1 = cols[k1] if k1 >= 0 else -1
+            a1 = vals[k1] if k1 >= 0 else 0.0
         if c1 < 0:
             unit_slot[u] = STAY_OUT
             unit_profit[u] = 0.0
@@ -349,4 +375,19 @@ def row_best_net(row_ptr, cols, vals, dense, prices):
             if net > best:
                 best = net
         out[i] = best
+    return out
+
+
+@_jit
+def transpose(vals, n, m):
+    """The ``m x n`` transpose of the row-major ``n x m`` matrix ``vals`` (flat), in cache blocks."""
+    out = np.empty(n * m)
+    block = 64
+    for i0 in range(0, n, block):
+        i1 = min(i0 + block, n)
+        for c0 in range(0, m, block):
+            c1 = min(c0 + block, m)
+            for i in range(i0, i1):
+                for c in range(c0, c1):
+                    out[c * n + i] = vals[i * m + c]
     return out

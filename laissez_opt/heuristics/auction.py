@@ -202,7 +202,7 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor,
     if dense:
         col_ptr, col_rows = np.zeros(m + 1, np.int64), np.zeros(0, np.int64)
         # The reverse step reads columns: a transposed copy makes that contiguous.
-        col_vals = np.ascontiguousarray(vals.reshape(n, m).T).reshape(-1) if transpose else np.zeros(0)
+        col_vals = kernel.transpose(vals, n, m) if transpose else np.zeros(0)
     else:
         # The transposed copy (by pool) for the reverse step.
         row_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_ptr))
