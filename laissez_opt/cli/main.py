@@ -20,7 +20,10 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 def _console(stderr: bool = False):
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    stream = sys.stderr if stderr else sys.stdout
+    # In a pipe or a file there is no terminal width to respect: keep rows on one line.
+    width = None if stream.isatty() else 160
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
 
 
 def _fail(message: str, code: int) -> None:

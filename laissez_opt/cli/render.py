@@ -78,7 +78,7 @@ def methods_table(methods, console) -> None:
 
     table = Table()
     for name in ("method", "kind", "objective", "solvers", "fractional"):
-        table.add_column(name)
+        table.add_column(name, no_wrap=name != "objective")
     for m in methods.values():
         table.add_row(m.name, m.kind, m.objective, ", ".join(m.solvers) or "(built in)", "yes" if m.fractional else "no")
     console.print(table)

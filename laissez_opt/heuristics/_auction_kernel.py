@@ -159,8 +159,8 @@ def _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_
         queue[u] = u
     for s in range(slot_owner.shape[0]):
         slot_owner[s] = UNASSIGNED
-    head = 0
     pending = n_units
+    head = 0
     bids = 0
     while pending > 0:
         u = queue[head]
@@ -212,8 +212,60 @@ def _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_
 
 
 @_jit
+def _best_unit(c, vals, dense, transposed, single, m, col_ptr, col_rows, col_vals, unit_ptr, unit_profit):
+    """Best and second-best ``a_ic - profit_u`` over the units ``u`` of the agents ``i`` of pool ``c``.
+
+    Returns ``(t1, t2, u1, a1)``: the best unit ``u1`` and its value ``a1`` for pool ``c``.
+    ``single``: every agent owns exactly one unit (unit ``i`` is agent ``i``).
+    """
+    t1 = -np.inf
+    t2 = -np.inf
+    u1 = -1
+    a1 = 0.0
+    n = unit_ptr.shape[0] - 1
+    if dense == 1 and transposed and single:
+        base = c * n
+        for i in range(n):
+            t = col_vals[base + i] - unit_profit[i]
+            if t > t2:
+                if t > t1:
+                    t2 = t1
+                    t1 = t
+                    u1 = i
+                else:
+                    t2 = t
+        if u1 >= 0:
+            a1 = col_vals[base + u1]
+        return t1, t2, u1, a1
+    if dense == 1:
+        lo = 0
+        hi = n
+    else:
+        lo = col_ptr[c]
+        hi = col_ptr[c + 1]
+    for k in range(lo, hi):
+        if dense == 1:
+            i = k
+            a = col_vals[c * n + i] if transposed else vals[i * m + c]
+        else:
+            i = col_rows[k]
+            a = col_vals[k]
+        for u in range(unit_ptr[i], unit_ptr[i + 1]):
+            t = a - unit_profit[u]
+            if t > t2:
+                if t > t1:
+                    t2 = t1
+                    t1 = t
+                    u1 = u
+                    a1 = a
+                else:
+                    t2 = t
+    return t1, t2, u1, a1
+
+
+@_jit
 def _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, unit_ptr, slot_ptr, slot_pool,
-                     slot_price, slot_owner, pool_price, unit_slot, unit_profit, eps, work, in_work):
+                     slot_price, slot_owner, pool_price, unit_slot, unit_profit, eps, work, in_work, single):
     """Lower every unassigned device's price to 0, or hand the device to the unit gaining most.
 
     Keeps eps-complementary slackness; returns the number of reverse steps.
@@ -241,35 +293,8 @@ def _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, unit_ptr, slot
                     continue
                 # The device at ``pos`` is free but priced: find the unit to which it is worth most
                 # relative to what the unit holds now.
-                t1 = -np.inf
-                t2 = -np.inf
-                u1 = -1
-                a1 = 0.0
-                if dense == 1:
-                    lo = 0
-                    hi = unit_ptr.shape[0] - 1
-                else:
-                    lo = col_ptr[c]
-                    hi = col_ptr[c + 1]
-                for k in range(lo, hi):
-                    if dense == 1:
-                        i = k
-                        if transposed:
-                            a = col_vals[c * hi + i]
-                        else:
-                            a = vals[i * m + c]
-                    else:
-                        i = col_rows[k]
-                        a = col_vals[k]
-                    for u in range(unit_ptr[i], unit_ptr[i + 1]):
-                        t = a - unit_profit[u]
-                        if t > t1:
-                            t2 = t1
-                            t1 = t
-                            u1 = u
-                            a1 = a
-                        elif t > t2:
-                            t2 = t
+                t1, t2, u1, a1 = _best_unit(c, vals, dense, transposed, single, m, col_ptr, col_rows, col_vals,
+                                            unit_ptr, unit_profit)
                 steps += 1
                 if t1 <= eps:
                     # Nobody gains more than eps from it even at price 0: it stays free at price 0.
@@ -307,6 +332,11 @@ def forward_reverse_auction(row_ptr, cols, vals, dense, m, col_ptr, col_rows, co
     """
     n_units = unit_agent.shape[0]
     n_slots = slot_ptr[m]
+    single = n_units == unit_ptr.shape[0] - 1
+    for i in range(unit_ptr.shape[0] - 1):
+        if unit_ptr[i + 1] - unit_ptr[i] != 1:
+            single = False
+            break
     slot_price = np.zeros(n_slots)
     slot_owner = np.full(n_slots, UNASSIGNED, np.int64)
     slot_pool = np.empty(n_slots, np.int64)
@@ -326,7 +356,7 @@ def forward_reverse_auction(row_ptr, cols, vals, dense, m, col_ptr, col_rows, co
                              pool_price, unit_slot, unit_profit, queue, eps)
         stats[1] += _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, unit_ptr, slot_ptr,
                                      slot_pool, slot_price, slot_owner, pool_price, unit_slot,
-                                     unit_profit, eps, work, in_work)
+                                     unit_profit, eps, work, in_work, single)
         stats[2] += 1
     return unit_slot, slot_pool, slot_price, pool_price, stats
 

@@ -152,6 +152,8 @@ class Picker:
         self.end: list[int] = bounds[1:].tolist()
         self.rem: list[int] = (instance.counts if counts is None else np.asarray(counts)).astype(np.int64).tolist()
         self.left = int(sum(self.rem))
+        #: Free devices of the pools some allowed agent wants (the base of weight-proportional quotas).
+        self.usable = int(sum(self.rem[c] for c in set(self.pool)))
 
     def can_pick(self, i: int) -> bool:
         """Whether agent ``i`` still wants a free device (moves its pointer past exhausted pools)."""

@@ -166,7 +166,7 @@ def _check_options(eps, tol, factor) -> None:
         raise InputError(f"factor must be a finite number > 1, got {factor!r}", path="--param factor")
 
 
-def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor, transpose=True) -> AuctionOutcome:
+def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor) -> AuctionOutcome:
     """The auction on rows ``0..n-1`` (agents) and columns ``0..m-1`` (pools).
 
     Values are dense (``vals[i*m + c]``, ``cols`` unused) or compressed rows; entries
@@ -201,8 +201,9 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor,
     np.cumsum(counts, out=slot_ptr[1:])
     if dense:
         col_ptr, col_rows = np.zeros(m + 1, np.int64), np.zeros(0, np.int64)
-        # The reverse step reads columns: a transposed copy makes that contiguous.
-        col_vals = kernel.transpose(vals, n, m) if transpose else np.zeros(0)
+        # The reverse step reads columns, and only runs when some device must stay free
+        # (more devices than persons): a transposed copy then makes its reads contiguous.
+        col_vals = kernel.transpose(vals, n, m) if int(counts.sum()) > persons else np.zeros(0)
     else:
         # The transposed copy (by pool) for the reverse step.
         row_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_ptr))
@@ -251,8 +252,10 @@ def auction_matrix(values, counts=None, demands=None, *, eps: float | None = Non
     >>> out = auction_matrix([[10, 9], [8, 1]])
     >>> out.pairs.tolist(), out.welfare, out.proven_optimal
     ([[0, 1, 1], [1, 0, 1]], 17.0, True)
-    >>> out.prices.tolist()  # a competitive equilibrium: a pays 1 for y, b pays 2 for x (within eps)
-    [2.0, 1.0]
+    >>> out.prices.round(2).tolist(), round(out.eps_final, 2)  # an equilibrium within eps:
+    ([1.33, 0.67], 0.33)
+
+    (row 0 nets ``9 - 0.67`` from column 1, within eps of ``10 - 1.33`` from column 0.)
     """
     _check_options(eps, tol, factor)
     vals = np.ascontiguousarray(values, dtype=np.float64)

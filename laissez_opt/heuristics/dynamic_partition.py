@@ -6,7 +6,8 @@ a weight-proportional number of whole devices chosen by its utilities of that ro
 Round ``r``
     1. Order: the present agents (``a_i <= r <= D_i``) cyclically from the current
        turn (round 0: the first agent; a user-given ``order`` replaces instance order).
-    2. Quotas: the round's ``D = sum_c k_c`` devices split in proportion to the
+    2. Quotas: the round's ``D`` usable devices (``k_c`` summed over the pools that
+       some present agent values, ``u_{i,c,r} > 0``) split in proportion to the
        weights, ``q_i = floor(D w_i / W_r)`` plus one for the largest remainders
        (ties: earlier in the round's order), ``W_r`` the present agents' weights.
     3. Picking (``picking``): ``"serial"`` (default): in order, each agent takes its
@@ -94,16 +95,16 @@ def solve_dynamic_partition(
     position = {i: k for k, i in enumerate(sequence)}
     amounts = np.zeros((instance.n_edges, rounds))
     turn, log = 0, []
-    total = int(instance.counts.sum())
     for r in range(rounds):
         present = set(present_agents(instance, r))
         ranked = [i for i in sequence if i in present]  # in the user's order
         k = next((j for j, i in enumerate(ranked) if position[i] >= turn), len(ranked))
         members = [*ranked[k:], *ranked[:k]]
+        picker = Picker(instance, instance.edge_utility[:, r], allowed=members)
+        total = picker.usable
         quotas = apportion_in_order(total, ints, members)
         big = sum(ints[i] for i in members)
         extra = [i for i in members if quotas[i] > total * ints[i] // big] if members else []
-        picker = Picker(instance, instance.edge_utility[:, r])
         picks, filled = partition_picks(picker, members, quotas, caps, picking=picking, work_conserving=work_conserving)
         for _, e in picks:
             amounts[e, r] += 1.0

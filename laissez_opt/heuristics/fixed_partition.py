@@ -6,7 +6,8 @@ idle in the other rounds (the partition is never re-drawn or lent out).
 
 The partition
     1. Order: the agents in instance order (or a user-given ``order``).
-    2. Quotas: ``D = sum_c k_c`` devices split in proportion to the weights,
+    2. Quotas: the ``D`` usable devices (``k_c`` summed over the pools that some
+       agent scores above 0 under ``basis``, step 3) split in proportion to the weights,
        ``q_i = floor(D w_i / W)`` plus one for the largest remainders (ties: earlier
        in the order), ``W = sum_j w_j``.
     3. Preferences (``basis``): ``"first"`` (default): ``u_{i,c,a_i}``, the agent's
@@ -115,9 +116,8 @@ def solve_fixed_partition(
     caps = demand_caps(instance)
     members = agent_order(instance, order)
     scores = partition_scores(instance, basis)
-    total = int(instance.counts.sum())
-    quotas = apportion_in_order(total, integer_weights(instance.weights.tolist()), members)
     picker = Picker(instance, scores)
+    quotas = apportion_in_order(picker.usable, integer_weights(instance.weights.tolist()), members)
     picks, filled = partition_picks(picker, members, quotas, caps, picking=picking, work_conserving=work_conserving)
     owned = np.zeros(instance.n_edges)
     for _, e in picks:
