@@ -50,7 +50,7 @@ from importlib import metadata
 from pathlib import Path
 
 import laissez_opt as lo
-from laissez_opt.harness import compare, write_reports
+from laissez_opt.harness import Comparison, compare, write_reports
 from laissez_opt.methods import METHODS
 
 HERE = Path(__file__).resolve().parent
@@ -61,6 +61,11 @@ QUICK_SIZES = "20x4:1,100x6:1"
 EXACT = ("welfare", "maxmin", "themis")
 HEURISTICS = ("greedy", "mtf", "round_robin", "time_equal", "gandiva_fair", "fixed_partition", "dynamic_partition")
 OBJECTIVES = ("weighted_welfare", "min_phi", "max_rho")
+#: Non-default rules, run as a second comparison: (method, label in the tables, options).
+VARIANTS = (
+    ("time_equal", "time_equal:redistribute", {"incompatible": "redistribute"}),
+    ("gandiva_fair", "gandiva_fair:trading", {"trading": True}),
+)
 SHORT = {"weighted_welfare": "welfare", "min_phi": "min phi", "max_rho": "max rho"}
 
 
@@ -82,20 +87,21 @@ def _sizes(text: str) -> list[tuple[int, int, int]]:
 
 
 def _mean(values):
-    values = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if not values:
-        return None
-    if any(math.isinf(v) for v in values):
-        return math.inf
-    return statistics.fmean(values)
+    """Mean of the finite values (``None`` if there are none)."""
+    values = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
+    return statistics.fmean(values) if values else None
 
 
-def _fmt(value, percent=False) -> str:
-    if value is None:
-        return ""
-    if math.isinf(value):
-        return "inf"
-    return f"{100 * value:.1f}%" if percent else f"{value:.3g}"
+def _infinite(values) -> int:
+    """How many values are infinite (a starved agent: min phi 0 against a positive optimum, max rho inf)."""
+    return sum(1 for v in values if isinstance(v, float) and math.isinf(v))
+
+
+def _fmt(value, percent=False, infinite=0) -> str:
+    text = "" if value is None else (f"{100 * value:.1f}%" if percent else f"{value:.3g}")
+    if infinite:
+        text = (text + " " if text else "") + f"(+{infinite} inf)"
+    return text
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -111,6 +117,8 @@ def main(argv=None) -> int:
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--time-limit", type=float, default=None, help="seconds per exact solve (default 20; 5 with --quick)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--auction-max-persons", type=float, default=1e6,
+                        help="run auction only where sum_i min(d_i, reachable devices) is at most this (default 1e6)")
     parser.add_argument("--out", default=str(HERE / "results"))
     args = parser.parse_args(argv)
     sizes = _sizes(args.sizes or (QUICK_SIZES if args.quick else SIZES))
@@ -128,12 +136,35 @@ def main(argv=None) -> int:
                 instances.append(inst)
                 meta[inst.name] = {"family": family, "size": f"{n}x{m}", "seed": seed,
                                    "devices": int(inst.counts.sum()), "edges": inst.n_edges}
-    print(f"{len(instances)} instances x {len(methods)} methods; exact time limit {limit:g} s; {args.workers} workers",
+    print(f"{len(instances)} instances x {len(methods)} methods and {len(VARIANTS)} variants; exact time limit {limit:g} s; {args.workers} workers",
           flush=True)
-    table = compare(
-        instances, methods, time_limit=limit, workers=args.workers, progress=False,
-        objectives=list(OBJECTIVES), method_options={"maxmin": {"fractional": True}},
-    )
+    common = dict(time_limit=limit, workers=args.workers, progress=False, objectives=list(OBJECTIVES))
+    exact_options = {"maxmin": {"fractional": True}}
+    # Passes: (label -> method, options), instances.  The exact rows of later passes come back from the store.
+    passes = [({m: (m, {}) for m in methods if m != "auction"}, instances)]
+    skipped = []
+    if "auction" in methods:
+        # The auction turns each unit of demand into a bidder: skip instances with too many of them.
+        fits = [inst for inst in instances if float(inst.effective_demands.sum()) <= args.auction_max_persons]
+        skipped = [inst.name for inst in instances if inst not in fits]
+        passes.append(({"auction": ("auction", {})}, fits))
+    for name, label, opts in VARIANTS:
+        passes.append(({label: (name, opts)}, instances))
+    merged, computed, reused = [], 0, 0
+    with tempfile.TemporaryDirectory() as store:
+        for labels, chosen in passes:
+            if not chosen:
+                continue
+            run = [name for name, _ in labels.values()]
+            options = dict(exact_options)
+            options.update({name: opts for name, opts in labels.values() if opts})
+            table = compare(chosen, list(dict.fromkeys(list(EXACT) + run)), store=store, method_options=options, **common)
+            computed, reused = computed + table.computed, reused + table.reused
+            back = {name: label for label, (name, _) in labels.items()}
+            # Each pass keeps its own methods' rows: the exact rows once, from the first pass.
+            merged += [{**row, "method": back[row["method"]]} for row in table.rows if row["method"] in back]
+    methods = methods + [label for _, label, _ in VARIANTS]
+    table = Comparison(merged, methods, list(OBJECTIVES), computed=computed, reused=reused)
     elapsed = time.perf_counter() - started
     write_reports(table, out / "heuristics_gap")
 
@@ -158,8 +189,10 @@ def main(argv=None) -> int:
     for method in methods:
         chosen = pick(method)
         overall.append({
-            "method": method, "kind": METHODS[method].kind,
+            "method": method, "kind": METHODS[method.split(":")[0]].kind,
             **{f"gap_{o}": _mean([r[f"gap_{o}"] for r in chosen]) for o in OBJECTIVES},
+            **{f"inf_{o}": _infinite([r[f"gap_{o}"] for r in chosen]) for o in OBJECTIVES},
+            "instances": len(chosen),
             "runtime_s": _mean([r["runtime_s"] for r in chosen]),
             "errors": sum(r["status"] == "error" for r in chosen),
             "time_limit": sum(r["status"] == "time_limit" for r in chosen),
@@ -176,13 +209,14 @@ def main(argv=None) -> int:
                 cells.append({
                     "family": family, "size": size, "method": method, "instances": len(chosen),
                     **{f"gap_{o}": _mean([r[f"gap_{o}"] for r in chosen]) for o in OBJECTIVES},
+                    **{f"inf_{o}": _infinite([r[f"gap_{o}"] for r in chosen]) for o in OBJECTIVES},
                     "runtime_s": _mean([r["runtime_s"] for r in chosen]),
                     "statuses": sorted({r["status"] for r in chosen}),
                 })
 
     header = ["method", "kind"] + [f"gap {SHORT[o]}" for o in OBJECTIVES] + ["SI held", "mean runtime (s)", "errors / time limits"]
     summary = _table(header, [
-        [o["method"], o["kind"], *[_fmt(o[f"gap_{k}"], True) for k in OBJECTIVES],
+        [o["method"], o["kind"], *[_fmt(o[f"gap_{k}"], True, o[f"inf_{k}"]) for k in OBJECTIVES],
          _fmt(o["si_share"], True), _fmt(o["runtime_s"]), f"{o['errors']} / {o['time_limit']}"]
         for o in overall
     ])
@@ -195,7 +229,7 @@ def main(argv=None) -> int:
             for family in families:
                 for size in size_labels:
                     cell = next((c for c in cells if c["family"] == family and c["size"] == size and c["method"] == method), None)
-                    line.append(_fmt(cell[f"gap_{objective}"], True) if cell else "")
+                    line.append(_fmt(cell[f"gap_{objective}"], True, cell[f"inf_{objective}"]) if cell else "")
             body.append(line)
         per_size.append((f"Mean gap in {objective} per family and size", _table(head, body)))
     head = ["method"] + [f"{f} {s}" for f in families for s in size_labels]
@@ -220,9 +254,12 @@ def main(argv=None) -> int:
     note = (
         f"{len(instances)} instances ({', '.join(families)}; sizes {described}), "
         f"{len(methods)} methods, exact time limit {limit:g} s, {args.workers} workers; wall time {elapsed:.0f} s. "
-        "Gap = (F(opt) - F(method)) / |F(opt)| (sign flipped for max rho), averaged over instances; "
+        "Gap = (F(opt) - F(method)) / |F(opt)| (sign flipped for max rho), averaged over the instances where it is "
+        "finite; '(+k inf)' counts instances with an infinite gap (an agent starved: min phi 0 or max rho inf "
+        "where the optimum serves everyone); blank: no finite gap (e.g. every integral allocation starves someone); "
         "min phi's reference is the fractional leximin (an upper bound for integral methods); "
         "'SI held' is the share of instances with min phi >= 1."
+        + (f" auction skipped on {', '.join(skipped)} (more than {args.auction_max_persons:g} units of demand)." if skipped else "")
     )
     text = "# Heuristics against the exact models: gap and runtime\n\n" + note + "\n\n## Mean gap per method and objective (all instances)\n\n" + summary + "\n"
     for title, body_text in per_size:
@@ -230,7 +267,7 @@ def main(argv=None) -> int:
     print(text)
     report = {"machine": machine, "time_limit": limit, "workers": args.workers, "wall_s": elapsed,
               "families": families, "family_params": FAMILY_PARAMS, "sizes": [list(s) for s in sizes],
-              "methods": methods, "objectives": list(OBJECTIVES), "overall": overall, "cells": cells, "runs": rows}
+              "methods": methods, "objectives": list(OBJECTIVES), "auction_skipped": skipped, "overall": overall, "cells": cells, "runs": rows}
     _write_atomic(out / "heuristics_gap.json", json.dumps(_clean(report), indent=1) + "\n")
     _write_atomic(out / "heuristics_gap.md", text)
     return 0

@@ -47,7 +47,7 @@ def test_numba_is_installed_at_the_pinned_version():
 
 def test_compiled_functions_are_cached_on_disk():
     # cache=True: the dispatcher has a file cache, not numba's NullCache.
-    for fn in (kernel.forward_reverse_auction, kernel.row_reach, kernel.row_best_net, kernel.value_summary):
+    for fn in (kernel.forward_reverse_auction, kernel.prepare):
         assert type(fn._cache).__name__ != "NullCache"
 
 
@@ -324,10 +324,34 @@ def test_python_fallback_gives_the_same_auction():
     n, m = 6, 9
     vals = rng.integers(1, 50, size=n * m).astype(float)
     args = (np.arange(n + 1, dtype=np.int64) * m, np.zeros(0, np.int64), vals, 1, m,
-            np.zeros(m + 1, np.int64), np.zeros(0, np.int64), kernel.transpose(vals, n, m),
+            np.zeros(m + 1, np.int64), np.zeros(0, np.int64), np.zeros(0),
             np.arange(n + 1, dtype=np.int64), np.arange(n, dtype=np.int64), np.arange(m + 1, dtype=np.int64),
             eps_schedule(49.0, 1.0 / (n + 1), 8.0))
     compiled = kernel.forward_reverse_auction(*args)
     plain = kernel.forward_reverse_auction.py_func(*args)
     for a, b in zip(compiled, plain):
         assert np.array_equal(a, b)
+
+
+def test_benchmark_script_quick_run(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "auction_scaling.py"), "--sizes", "30", "--e2e", "20x5,10x20:assignment",
+         "--repeat", "1", "--skip-compile", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "auction_scaling.json").read_text())
+    assert [(r["n"], r["m"], r["values"]) for r in report["assignment"]] == [
+        (30, 30, "int"), (30, 30, "float"), (30, 60, "int"), (30, 60, "float")]
+    for r in report["assignment"]:
+        assert r["gap"] >= -1e-12 and r["bound_gap"] >= 0 and r["auction"] <= r["optimum"] + 1e-9
+        assert r["proven_optimal"] == (r["values"] == "int")
+    assert [r["size"] for r in report["end_to_end"]] == ["20x5", "10x20:assignment"]
+    assert report["end_to_end"][1]["proven_optimal"] and report["end_to_end"][1]["gap"] == 0.0
+    assert "| 30 | 60 | float |" in (out / "auction_scaling.md").read_text()
+    assert sorted(p.name for p in out.iterdir()) == ["auction_scaling.json", "auction_scaling.md"]

@@ -18,6 +18,7 @@ import laissez_opt as lo
 from laissez_opt.analysis.metrics import sharing_ratios
 from laissez_opt.analysis.verify import verify
 from laissez_opt.errors import InputError
+from laissez_opt.heuristics.gandiva_fair import trade_round
 from laissez_opt.instance import Agent, Edge, Instance, Pool
 from laissez_opt.methods import METHODS
 
@@ -296,7 +297,7 @@ def test_r2_dynamic_partition_default_reproduces_m0():
     assert rows(inst, res) == M0
     assert res.utilities["A1"] == pytest.approx(4.6) and res.utilities["A2"] == pytest.approx(3.2)
     phi = _phis(inst, res)
-    assert [round(p, 2) for p in phi] == [1.37, 1.05]  # the thesis quotes 1.36 / 1.04 (truncated)
+    assert [round(p, 4) for p in phi] == [1.3731, 1.0492]  # the thesis quotes 1.36 / 1.04 (docs/check.md)
     # The draft does not reproduce it: round 0 gives A1 c2 then c1 (tie with c3 to the pool listed first).
     assert rows(inst, lo.solve(inst, "dynamic_partition", picking="draft")) != M0
 
@@ -359,8 +360,21 @@ def test_trading_fast_for_slow_devices():
     traded = lo.solve(inst, "gandiva_fair", trading=True)
     assert plain.utilities == {"A": 5.0, "B": 3.0}
     # Speedups 2 (A) and 6 (B): A sells its v100 for 3 k80 (B holds 3; the midpoint 4 is not affordable).
-    assert traded.details["trades"] == [[{"seller": "A", "buyer": "B", "fast": "v100", "slow": "k80", "rate": 3}]]
+    assert traded.details["trades"] == [[{"seller": "A", "buyer": "B", "fast": "v100", "slow": "k80",
+                                          "fast_devices": 1, "slow_devices": 3}]]
     assert traded.utilities == {"A": 6.0, "B": 6.0}
+
+
+def test_trading_in_lots_when_no_whole_rate_fits_one_device():
+    # Speedups 1.25 and 1.4: no whole number in (1.25, 1.4) or (2.5, 2.8); 3 fast for 4 slow fits (3.75, 4.2).
+    hold = [{0: 3}, {1: 4}]
+    util = [{0: 1.25, 1: 1.0}, {0: 1.4, 1: 1.0}]
+    trades = trade_round(hold, util, [9, 9], 2)
+    assert trades == [{"seller": 0, "buyer": 1, "fast": 0, "slow": 1, "fast_devices": 3, "slow_devices": 4}]
+    assert hold == [{0: 0, 1: 4}, {1: 0, 0: 3}]
+    # Only two fast devices, or a seller that may hold no more than 3: no trade.
+    assert trade_round([{0: 2}, {1: 4}], util, [9, 9], 2) == []
+    assert trade_round([{0: 3}, {1: 4}], util, [3, 9], 2) == []
 
 
 def test_trading_respects_the_sellers_demand():
@@ -407,3 +421,58 @@ def test_cli_solve_and_methods(tmp_path):
     assert run.returncode == 0 and '"mode": "fractional"' in run.stdout
     run = run_cli("solve", R2, "--method", "gandiva_fair", "-p", "bogus=1")
     assert run.returncode == 2 and "bogus" in run.stderr
+
+
+@st.composite
+def trading_instances(draw):
+    """Two to three agents on a fast and a slow pool with several devices each: room for lots."""
+    n = draw(st.integers(2, 3))
+    pools = [Pool("fast", count=draw(st.integers(1, 6))), Pool("slow", count=draw(st.integers(1, 8)))]
+    agents = [Agent(f"a{i}", weight=draw(st.sampled_from([1.0, 2.0, 3.0])), demand=draw(st.sampled_from([None, 2, 4, 6])))
+              for i in range(n)]
+    edges = []
+    for i in range(n):
+        slow = draw(st.integers(1, 20)) / 4
+        edges += [Edge(f"a{i}", "fast", slow * draw(st.integers(4, 40)) / 4), Edge(f"a{i}", "slow", slow)]
+    return Instance(pools, agents, edges, name="trading")
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(trading_instances())
+def test_trades_are_strict_improvements_for_both_sides(inst):
+    plain = lo.solve(inst, "gandiva_fair")
+    traded = lo.solve(inst, "gandiva_fair", trading=True)  # verified: capacities and demands hold
+    trades = traded.details["trades"][0]
+    gainers = {t["seller"] for t in trades} | {t["buyer"] for t in trades}
+    for agent in inst.agents:
+        before, after = plain.utilities[agent.id], traded.utilities[agent.id]
+        if agent.id in gainers:
+            assert after > before
+        else:
+            assert after == pytest.approx(before)
+    assert traded.objective <= lo.solve(inst, "welfare").objective + 1e-9
+
+
+def test_heuristics_gap_benchmark_smoke(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "heuristics_gap.py"), "--sizes", "12x3:1", "--families", "gavel,gemmini",
+         "--time-limit", "5", "--workers", "1", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "heuristics_gap.json").read_text())
+    overall = {row["method"]: row for row in report["overall"]}
+    assert set(BASELINES) <= set(overall) and "time_equal:redistribute" in overall and "gandiva_fair:trading" in overall
+    assert overall["welfare"]["gap_weighted_welfare"] == 0.0 and overall["maxmin"]["gap_min_phi"] == 0.0
+    for name in BASELINES:
+        assert overall[name]["gap_weighted_welfare"] >= 0.0 and overall[name]["errors"] == 0
+    assert "## Mean gap per method and objective" in (out / "heuristics_gap.md").read_text()
+    assert {p.name for p in (out / "heuristics_gap").iterdir()} >= {"results.csv", "results.md"}
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]

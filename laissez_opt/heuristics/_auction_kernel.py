@@ -46,7 +46,7 @@ try:  # numba is a dependency; the fallback keeps the package importable without
     HAVE_NUMBA = True
 
     def _jit(fn):
-        return _numba.njit(cache=True, nogil=True)(fn)
+        return _numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
 
 except ImportError:  # pragma: no cover - exercised only without numba
     HAVE_NUMBA = False
@@ -55,7 +55,7 @@ except ImportError:  # pragma: no cover - exercised only without numba
         return fn
 
 
-__all__ = ["HAVE_NUMBA", "forward_reverse_auction", "row_best_net", "row_reach", "transpose", "value_summary"]
+__all__ = ["HAVE_NUMBA", "forward_reverse_auction", "prepare"]
 
 STAY_OUT = -2
 UNASSIGNED = -1
@@ -113,22 +113,58 @@ def _sift_up(pos, base, price, owner, unit_slot):
 
 
 @_jit
-def _best_two_dense(vals, start, m, price):
-    """Best and second-best ``vals[start + c] - price[c]`` over ``c < m``, with stay-out (0) as the
-    incumbent best (it wins ties); returns ``(v1, v2, c1)``, ``c1 = -1`` for stay-out."""
-    v1 = 0.0
-    v2 = -np.inf
-    c1 = -1
-    for c in range(m):
-        net = vals[start + c] - price[c]
+def _block_max(x, xs, y, ys):
+    """``max_j (x[xs + j] - y[ys + j])`` over ``j < 8``, as a tree (no loop-carried dependency)."""
+    d0 = x[xs] - y[ys]
+    d1 = x[xs + 1] - y[ys + 1]
+    d2 = x[xs + 2] - y[ys + 2]
+    d3 = x[xs + 3] - y[ys + 3]
+    d4 = x[xs + 4] - y[ys + 4]
+    d5 = x[xs + 5] - y[ys + 5]
+    d6 = x[xs + 6] - y[ys + 6]
+    d7 = x[xs + 7] - y[ys + 7]
+    return max(max(max(d0, d1), max(d2, d3)), max(max(d4, d5), max(d6, d7)))
+
+
+@_jit
+def _top_two(x, xs, y, ys, length, v1, v2, j1):
+    """Fold ``x[xs + j] - y[ys + j]`` (``j < length``) into the best ``v1`` (at ``j1``) and second ``v2``.
+
+    Strict comparisons in index order: an earlier index (or the incumbent) wins ties.
+    Blocks of 8 whose maximum does not beat ``v2`` are skipped after one tree
+    reduction, which makes the scan several times faster once ``v2`` is high.
+    """
+    j = 0
+    while j + 8 <= length:
+        if _block_max(x, xs + j, y, ys + j) > v2:
+            for jj in range(j, j + 8):
+                net = x[xs + jj] - y[ys + jj]
+                if net > v2:
+                    if net > v1:
+                        v2 = v1
+                        v1 = net
+                        j1 = jj
+                    else:
+                        v2 = net
+        j += 8
+    while j < length:
+        net = x[xs + j] - y[ys + j]
         if net > v2:
             if net > v1:
                 v2 = v1
                 v1 = net
-                c1 = c
+                j1 = j
             else:
                 v2 = net
-    return v1, v2, c1
+        j += 1
+    return v1, v2, j1
+
+
+@_jit
+def _best_two_dense(vals, start, m, price):
+    """Best and second-best ``vals[start + c] - price[c]`` over ``c < m``, with stay-out (0) as the
+    incumbent best (it wins ties); returns ``(v1, v2, c1)``, ``c1 = -1`` for stay-out."""
+    return _top_two(vals, start, price, 0, m, 0.0, -np.inf, -1)
 
 
 @_jit
@@ -159,6 +195,9 @@ def _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_
         queue[u] = u
     for s in range(slot_owner.shape[0]):
         slot_owner[s] = UNASSIGNED
+    # out[i] = 1 once a unit of agent i stayed out in this phase: prices only rise during the
+    # phase, so nothing is worth more than 0 to agent i any more and its other units follow.
+    out = np.zeros(row_ptr.shape[0] - 1, np.int8)
     pending = n_units
     head = 0
     bids = 0
@@ -169,6 +208,10 @@ def _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_
             head = 0
         pending -= 1
         i = unit_agent[u]
+        if out[i] == 1:
+            unit_slot[u] = STAY_OUT
+            unit_profit[u] = 0.0
+            continue
         start = row_ptr[i]
         end = row_ptr[i + 1]
         # Best and second-best net value over the pools' cheapest devices; the
@@ -183,6 +226,7 @@ def _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_
         if c1 < 0:
             unit_slot[u] = STAY_OUT
             unit_profit[u] = 0.0
+            out[i] = 1
             continue
         base = slot_ptr[c1]
         size = slot_ptr[c1 + 1] - base
@@ -212,28 +256,32 @@ def _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_
 
 
 @_jit
-def _best_unit(c, vals, dense, transposed, single, m, col_ptr, col_rows, col_vals, unit_ptr, unit_profit):
+def _best_unit(c, vals, dense, transposed, single, m, col_ptr, col_rows, col_vals, col_ready, unit_ptr, unit_profit,
+               held):
     """Best and second-best ``a_ic - profit_u`` over the units ``u`` of the agents ``i`` of pool ``c``.
 
     Returns ``(t1, t2, u1, a1)``: the best unit ``u1`` and its value ``a1`` for pool ``c``.
-    ``single``: every agent owns exactly one unit (unit ``i`` is agent ``i``).
+    ``single``: every agent owns exactly one unit (unit ``i`` is agent ``i``).  Otherwise
+    agent ``i``'s units ``unit_ptr[i] .. + held[i] - 1`` hold devices and the rest stay out
+    (all alike, net value 0): two of those stand for all of them.
     """
     t1 = -np.inf
     t2 = -np.inf
     u1 = -1
     a1 = 0.0
     n = unit_ptr.shape[0] - 1
+    if dense == 1 and transposed and col_ready[c // 8] == 0:
+        # Copy column c, with the 7 next to it (one cache line of each row), into the
+        # transposed store the first time one of them is scanned.
+        lo = (c // 8) * 8
+        hi = min(lo + 8, m)
+        for i in range(n):
+            for cc in range(lo, hi):
+                col_vals[cc * n + i] = vals[i * m + cc]
+        col_ready[c // 8] = 1
     if dense == 1 and transposed and single:
         base = c * n
-        for i in range(n):
-            t = col_vals[base + i] - unit_profit[i]
-            if t > t2:
-                if t > t1:
-                    t2 = t1
-                    t1 = t
-                    u1 = i
-                else:
-                    t2 = t
+        t1, t2, u1 = _top_two(col_vals, base, unit_profit, 0, n, t1, t2, u1)
         if u1 >= 0:
             a1 = col_vals[base + u1]
         return t1, t2, u1, a1
@@ -250,7 +298,9 @@ def _best_unit(c, vals, dense, transposed, single, m, col_ptr, col_rows, col_val
         else:
             i = col_rows[k]
             a = col_vals[k]
-        for u in range(unit_ptr[i], unit_ptr[i + 1]):
+        first = unit_ptr[i]
+        last = min(first + held[i] + 2, unit_ptr[i + 1])
+        for u in range(first, last):
             t = a - unit_profit[u]
             if t > t2:
                 if t > t1:
@@ -264,14 +314,32 @@ def _best_unit(c, vals, dense, transposed, single, m, col_ptr, col_rows, col_val
 
 
 @_jit
-def _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, unit_ptr, slot_ptr, slot_pool,
-                     slot_price, slot_owner, pool_price, unit_slot, unit_profit, eps, work, in_work, single):
+def _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, col_ready, unit_ptr, unit_agent, slot_ptr,
+                     slot_pool, slot_price, slot_owner, pool_price, unit_slot, unit_profit, eps, work, in_work,
+                     single, held):
     """Lower every unassigned device's price to 0, or hand the device to the unit gaining most.
 
     Keeps eps-complementary slackness; returns the number of reverse steps.
     """
     n_pools = slot_ptr.shape[0] - 1
-    # Dense values may come with their transpose (``col_vals``, pools x agents) for this scan.
+    # Units of one agent are interchangeable: renumber them so that those holding a device
+    # come first (``held[i]`` of them); a unit staying out that takes a device in a reverse
+    # step is always the first one staying out, so the order is kept.
+    for i in range(unit_ptr.shape[0] - 1):
+        w = unit_ptr[i]
+        for u in range(unit_ptr[i], unit_ptr[i + 1]):
+            if unit_slot[u] >= 0:
+                if u != w:
+                    slot = unit_slot[u]
+                    unit_slot[w] = slot
+                    unit_profit[w] = unit_profit[u]
+                    slot_owner[slot] = w
+                    unit_slot[u] = STAY_OUT
+                    unit_profit[u] = 0.0
+                w += 1
+        held[i] = w - unit_ptr[i]
+    # Dense values may come with a transposed store (``col_vals``, pools x agents, filled eight
+    # columns at a time as ``col_ready`` records) for this scan.
     transposed = dense == 1 and col_vals.shape[0] > 0
     top = 0
     for c in range(n_pools):
@@ -294,7 +362,7 @@ def _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, unit_ptr, slot
                 # The device at ``pos`` is free but priced: find the unit to which it is worth most
                 # relative to what the unit holds now.
                 t1, t2, u1, a1 = _best_unit(c, vals, dense, transposed, single, m, col_ptr, col_rows, col_vals,
-                                            unit_ptr, unit_profit)
+                                            col_ready, unit_ptr, unit_profit, held)
                 steps += 1
                 if t1 <= eps:
                     # Nobody gains more than eps from it even at price 0: it stays free at price 0.
@@ -304,6 +372,8 @@ def _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, unit_ptr, slot
                     if new_price < 0.0:
                         new_price = 0.0
                     old = unit_slot[u1]
+                    if old == STAY_OUT:
+                        held[unit_agent[u1]] += 1
                     if old >= 0:
                         slot_owner[old] = UNASSIGNED
                         c_old = slot_pool[old]
@@ -323,12 +393,48 @@ def _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, unit_ptr, slot
 
 
 @_jit
+def prepare(row_ptr, cols, vals, dense, counts):
+    """One pass over the values: ``(reach, largest, integral, finite)``.
+
+    ``reach[i] = sum_c k_c [a_ic > 0]`` (devices row ``i`` can use), the largest value,
+    whether every positive value is an integer (the others are never taken), and
+    whether every value is finite.
+    """
+    n = row_ptr.shape[0] - 1
+    reach = np.zeros(n, np.int64)
+    top = 0.0
+    integral = True
+    finite = True
+    for i in range(n):
+        start = row_ptr[i]
+        total = 0
+        for k in range(start, row_ptr[i + 1]):
+            a = vals[k]
+            if not np.isfinite(a):
+                finite = False
+                continue
+            if a > 0.0:
+                c = k - start if dense == 1 else cols[k]
+                total += counts[c]
+                if a > top:
+                    top = a
+                if integral and a != np.floor(a):
+                    integral = False
+        reach[i] = total
+    return reach, top, integral, finite
+
+
+@_jit
 def forward_reverse_auction(row_ptr, cols, vals, dense, m, col_ptr, col_rows, col_vals,
                             unit_ptr, unit_agent, slot_ptr, eps_schedule):
-    """Run the epsilon schedule; returns ``(unit_slot, slot_pool, slot_price, pool_price, stats)``.
+    """Run the epsilon schedule; returns ``(unit_slot, slot_pool, pool_price, best_net, stats)``.
 
     ``unit_slot[u]`` is the slot (device) held by unit ``u``, or ``-2`` for stay-out;
-    ``slot_pool`` maps a slot to its pool; ``stats`` = ``[bids, reverse steps, phases]``.
+    ``slot_pool`` maps a slot to its pool; ``pool_price[c]`` is the price of the pool's
+    cheapest device; ``best_net[i] = max(0, max_c a_ic - pool_price[c])`` (the dual's
+    person prices); ``stats`` = ``[bids, reverse steps, phases]``.  With dense values and
+    more devices than units, the reverse step reads a transposed copy of the columns it
+    scans, made here eight columns at a time on first use.
     """
     n_units = unit_agent.shape[0]
     n_slots = slot_ptr[m]
@@ -350,74 +456,27 @@ def forward_reverse_auction(row_ptr, cols, vals, dense, m, col_ptr, col_rows, co
     work = np.empty(max(m, 1), np.int64)
     in_work = np.zeros(max(m, 1), np.int64)
     stats = np.zeros(3, np.int64)
+    n_rows = row_ptr.shape[0] - 1
+    col_ready = np.zeros(m // 8 + 1, np.int8)
+    held = np.zeros(unit_ptr.shape[0] - 1, np.int64)
+    if dense == 1 and col_vals.shape[0] == 0 and n_slots > n_units:
+        col_vals = np.empty(n_rows * m)  # filled lazily, one column at its first reverse step
     for phase in range(eps_schedule.shape[0]):
         eps = eps_schedule[phase]
         stats[0] += _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_owner,
                              pool_price, unit_slot, unit_profit, queue, eps)
-        stats[1] += _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, unit_ptr, slot_ptr,
-                                     slot_pool, slot_price, slot_owner, pool_price, unit_slot,
-                                     unit_profit, eps, work, in_work, single)
+        stats[1] += _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, col_ready, unit_ptr, unit_agent,
+                                     slot_ptr, slot_pool, slot_price, slot_owner, pool_price, unit_slot,
+                                     unit_profit, eps, work, in_work, single, held)
         stats[2] += 1
-    return unit_slot, slot_pool, slot_price, pool_price, stats
-
-
-@_jit
-def value_summary(vals):
-    """``(largest value, whether every value is an integer)``."""
-    top = 0.0
-    integral = True
-    for k in range(vals.shape[0]):
-        a = vals[k]
-        if a > top:
-            top = a
-        if integral and a != np.floor(a):
-            integral = False
-    return top, integral
-
-
-@_jit
-def row_reach(row_ptr, cols, vals, dense, counts):
-    """Devices reachable by each row through positive values: ``sum_c k_c [a_ic > 0]``."""
-    n = row_ptr.shape[0] - 1
-    out = np.zeros(n, np.int64)
-    for i in range(n):
-        start = row_ptr[i]
-        total = 0
-        for k in range(start, row_ptr[i + 1]):
-            if vals[k] > 0.0:
-                c = k - start if dense == 1 else cols[k]
-                total += counts[c]
-        out[i] = total
-    return out
-
-
-@_jit
-def row_best_net(row_ptr, cols, vals, dense, prices):
-    """``max(0, max_c a_ic - p_c)`` per row: the dual's person prices."""
-    n = row_ptr.shape[0] - 1
-    out = np.zeros(n)
-    for i in range(n):
+    best_net = np.zeros(n_rows)
+    for i in range(n_rows):
         start = row_ptr[i]
         best = 0.0
         for k in range(start, row_ptr[i + 1]):
             c = k - start if dense == 1 else cols[k]
-            net = vals[k] - prices[c]
+            net = vals[k] - pool_price[c]
             if net > best:
                 best = net
-        out[i] = best
-    return out
-
-
-@_jit
-def transpose(vals, n, m):
-    """The ``m x n`` transpose of the row-major ``n x m`` matrix ``vals`` (flat), in cache blocks."""
-    out = np.empty(n * m)
-    block = 64
-    for i0 in range(0, n, block):
-        i1 = min(i0 + block, n)
-        for c0 in range(0, m, block):
-            c1 = min(c0 + block, m)
-            for i in range(i0, i1):
-                for c in range(c0, c1):
-                    out[c * n + i] = vals[i * m + c]
-    return out
+        best_net[i] = best
+    return unit_slot, slot_pool, pool_price, best_net, stats

@@ -55,8 +55,8 @@ Guarantee (proved in ``docs/auction.md``)
 
 Options
     ``eps``: the final epsilon (absolute, in units of ``w_i u``); default ``1/(P+1)`` for
-    integer values, else ``tol * max a / P`` with ``tol`` (default ``1e-7``), so the
-    a-priori gap is at most ``tol * max_ic a_ic`` per round.  ``factor`` (default 8): the
+    integer values, else ``tol * max a / P`` with ``tol`` (default ``1e-9``), so the
+    a-priori gap is at most ``tol * max_ic a_ic`` per round.  ``factor`` (default 16): the
     schedule divides ``eps`` by it each phase from ``max a / factor``.  The final epsilon
     is never below ``max a * 2**-40``, so that every bid raises a float price.
 
@@ -67,10 +67,13 @@ Output: the allocation, ``objective = sum_i w_i U_i``, ``bound`` and ``gap``; in
 device worth exactly its price); between pools the earlier pool in the agent's edge
 order wins.
 
-Speed: the inner loop is compiled with numba (``_auction_kernel``; compiled machine
-code is cached on disk, so only the first call on a machine pays the compilation,
-a few seconds).  :func:`auction_matrix` runs the same auction on a dense value matrix
-(the benchmark's interface, like :func:`scipy.optimize.linear_sum_assignment`).
+Speed: the inner loop is compiled with numba (``_auction_kernel``, ``cache=True``: the
+machine code is stored on disk, so only the first call on a machine pays the
+compilation, about 5-7 s; a new process then pays under a second to import numba and
+load it, reported as ``timing["load_s"]`` of its first result).  :func:`auction_matrix`
+runs the same auction on a dense value matrix (the benchmark's interface, like
+:func:`scipy.optimize.linear_sum_assignment`).  See ``docs/auction.md`` for the proof
+and ``docs/benchmarks-auction.md`` for measured times.
 
 References: D. P. Bertsekas, "The auction algorithm: a distributed relaxation method
 for the assignment problem", Annals of OR 14 (1988); "Auction algorithms for network
@@ -96,7 +99,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -110,8 +113,8 @@ __all__ = ["AuctionOutcome", "auction_matrix", "solve_auction", "eps_schedule"]
 
 #: Smallest final epsilon relative to the largest value: a bid must move a float price.
 EPS_FLOOR = 2.0**-40
-DEFAULT_TOL = 1e-7
-DEFAULT_FACTOR = 8.0
+DEFAULT_TOL = 1e-9
+DEFAULT_FACTOR = 16.0
 
 
 @dataclass
@@ -139,7 +142,7 @@ class AuctionOutcome:
     bids: int
     reverse_steps: int
     solve_s: float = 0.0
-    stats: dict = field(default_factory=dict)
+    load_s: float = 0.0
 
 
 def eps_schedule(max_value: float, eps_final: float, factor: float = DEFAULT_FACTOR) -> np.ndarray:
@@ -166,26 +169,47 @@ def _check_options(eps, tol, factor) -> None:
         raise InputError(f"factor must be a finite number > 1, got {factor!r}", path="--param factor")
 
 
+_LOADED: list = []  # the kernel module, once loaded in this process
+
+
+def _kernel():
+    """The compiled kernel module; the first call in a process imports numba and loads (or
+    compiles) the machine code, timed in ``load_s`` of the result that paid for it."""
+    if not _LOADED:
+        t0 = time.perf_counter()
+        from . import _auction_kernel as kernel
+
+        tiny = np.array([1.0])
+        one = np.array([0, 1], np.int64)
+        kernel.prepare(one, np.zeros(0, np.int64), tiny, 1, np.ones(1, np.int64))
+        kernel.forward_reverse_auction(one, np.zeros(0, np.int64), tiny, 1, 1, np.zeros(2, np.int64),
+                                       np.zeros(0, np.int64), np.zeros(0), one, np.zeros(1, np.int64), one,
+                                       np.array([0.5]))
+        _LOADED.extend([kernel, time.perf_counter() - t0])
+        return kernel, _LOADED[1]
+    return _LOADED[0], 0.0
+
+
 def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor) -> AuctionOutcome:
     """The auction on rows ``0..n-1`` (agents) and columns ``0..m-1`` (pools).
 
     Values are dense (``vals[i*m + c]``, ``cols`` unused) or compressed rows; entries
     ``<= 0`` are never taken.  ``demands`` may hold ``inf``.
     """
-    from . import _auction_kernel as kernel
-
+    kernel, load_s = _kernel()
     counts = np.asarray(counts, dtype=np.int64)
     dense_flag = 1 if dense else 0
     cols_arg = np.zeros(0, np.int64) if dense else np.asarray(cols, dtype=np.int64)
     # d'_i = min(d_i, devices reachable through positive values).
-    reach = kernel.row_reach(row_ptr, cols_arg, vals, dense_flag, counts)
+    reach, max_value, integral, finite = kernel.prepare(row_ptr, cols_arg, vals, dense_flag, counts)
+    if not finite:
+        raise InputError("values must be finite numbers", path="values")
     units = np.minimum(reach, np.asarray(demands, dtype=np.float64)).astype(np.int64)
     persons = int(units.sum())
-    max_value, integral = kernel.value_summary(vals)
     max_value, integral = float(max_value), bool(integral) and vals.size > 0
     if persons == 0 or max_value <= 0:
         return AuctionOutcome(np.zeros((0, 3), np.int64), np.zeros(m), 0.0, 0.0, 0.0, 0.0, persons, 0.0,
-                              True, integral, 0, 0, 0)
+                              True, integral, 0, 0, 0, 0.0, load_s)
     if eps is not None:
         eps_final = float(eps)
     elif integral:
@@ -200,10 +224,8 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor)
     slot_ptr = np.zeros(m + 1, np.int64)
     np.cumsum(counts, out=slot_ptr[1:])
     if dense:
-        col_ptr, col_rows = np.zeros(m + 1, np.int64), np.zeros(0, np.int64)
-        # The reverse step reads columns, and only runs when some device must stay free
-        # (more devices than persons): a transposed copy then makes its reads contiguous.
-        col_vals = kernel.transpose(vals, n, m) if int(counts.sum()) > persons else np.zeros(0)
+        # (The kernel makes a transposed copy for the reverse step when devices outnumber persons.)
+        col_ptr, col_rows, col_vals = np.zeros(m + 1, np.int64), np.zeros(0, np.int64), np.zeros(0)
     else:
         # The transposed copy (by pool) for the reverse step.
         row_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_ptr))
@@ -212,7 +234,7 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor)
         col_ptr = np.zeros(m + 1, np.int64)
         np.cumsum(np.bincount(cols_arg, minlength=m), out=col_ptr[1:])
     t0 = time.perf_counter()
-    unit_slot, slot_pool, _slot_price, pool_price, stats = kernel.forward_reverse_auction(
+    unit_slot, slot_pool, pool_price, best, stats = kernel.forward_reverse_auction(
         row_ptr, cols_arg, vals, dense_flag, m, col_ptr, col_rows, col_vals, unit_ptr, unit_agent, slot_ptr, schedule,
     )
     solve_s = time.perf_counter() - t0
@@ -228,14 +250,13 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor)
         ])
     welfare = float(np.dot(held_values, pairs[:, 2])) if len(pairs) else 0.0
     # Dual bound D = sum_c k_c p_c + sum_i d'_i max(0, max_c a_ic - p_c) (weak duality: OPT <= D).
-    best = kernel.row_best_net(row_ptr, cols_arg, vals, dense_flag, pool_price)
     dual = float(counts @ pool_price + units @ best)
     guarantee = persons * float(schedule[-1])
     proven = integral and guarantee < 1.0
     bound = welfare if proven else max(welfare, min(dual, welfare + guarantee))
     return AuctionOutcome(
         pairs, pool_price.copy(), welfare, dual, bound, float(schedule[-1]), persons, guarantee, proven, integral,
-        int(stats[2]), int(stats[0]), int(stats[1]), solve_s,
+        int(stats[2]), int(stats[0]), int(stats[1]), solve_s, load_s,
     )
 
 
@@ -261,8 +282,6 @@ def auction_matrix(values, counts=None, demands=None, *, eps: float | None = Non
     vals = np.ascontiguousarray(values, dtype=np.float64)
     if vals.ndim != 2:
         raise InputError(f"values must be a 2-d matrix, got shape {vals.shape}", path="values")
-    if not np.all(np.isfinite(vals)):
-        raise InputError("values must be finite", path="values")
     n, m = vals.shape
     counts = np.ones(m, np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
     if demands is None:
@@ -293,7 +312,7 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
     key_of_edge = edge_agent * m + edge_pool
     key_order = np.argsort(key_of_edge)
     prices, per_round = [], []
-    solve_s = 0.0
+    solve_s = load_s = 0.0
     for r in range(rounds):
         live = (weighted[:, r] > 0) & (arrival[edge_agent] <= r) & (r <= deadline[edge_agent])
         chosen = np.flatnonzero(live)
@@ -305,6 +324,7 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
         vals = np.ascontiguousarray(weighted[chosen, r])
         out = _run(row_ptr, cols, vals, False, n, m, counts, demands, eps=eps, tol=tol, factor=factor)
         solve_s += out.solve_s
+        load_s += out.load_s
         if len(out.pairs):
             keys = out.pairs[:, 0] * m + out.pairs[:, 1]
             edges = key_order[np.searchsorted(key_of_edge[key_order], keys)]
@@ -327,7 +347,8 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
         gap=relative_gap(objective, bound),
         allocation=allocation_records(instance, amounts),
         utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
-        timing={"build_s": max(0.0, elapsed - solve_s), "solve_s": solve_s},
+        timing={"build_s": max(0.0, elapsed - solve_s - load_s), "solve_s": solve_s,
+                **({"load_s": load_s} if load_s else {})},
         route="auction",
         mode="integral",
         params={"eps": eps, "tol": tol, "factor": factor},

@@ -26,15 +26,17 @@ Trading (``trading=True``)
     slower one.  Implemented per round on the stride allocation, for every ordered
     pair of pools ``(F, S)``: the speedup of agent ``i`` is ``s_i = u_{i,F,r} / u_{i,S,r}``
     (both positive).  A buyer ``b`` holding ``S`` devices and a seller ``s`` holding
-    ``F`` devices with ``s_s < s_b`` trade one ``F`` device for ``k`` ``S`` devices,
-    ``k`` the whole number strictly between ``s_s`` and ``s_b`` nearest to the
-    midpoint ``(s_s + s_b) / 2`` (the exchange rate splits the gain; whole devices
-    force ``k`` to be an integer) among those with ``k`` at most the ``S`` devices
-    ``b`` holds and keeping ``s`` within ``d_s``.  Both agents gain strictly (``k u_{s,S} > u_{s,F}``
-    and ``u_{b,F} > k u_{b,S}``), so trading never lowers an agent below its stride
-    share and ends.  Pairs are scanned highest-speedup buyer against lowest-speedup
-    seller until no trade is possible.  Not implemented: the paper's trading of
-    long-term ticket shares across servers and its exact price rule (no seed gives
+    ``F`` devices with ``s_s < s_b`` trade ``a`` ``F`` devices for ``b'`` ``S`` devices with
+    ``a s_s < b' < a s_b``: the exchange rate ``b' / a`` lies strictly between the two
+    speedups, as near their midpoint as whole devices allow (``b'`` the whole number
+    nearest to ``a (s_s + s_b) / 2`` in range), with the smallest ``a`` for which such a
+    ``b'`` exists; ``a`` is at most the seller's ``F`` devices, ``b'`` at most the
+    buyer's ``S`` devices, and both stay within their demands.  Both agents gain
+    strictly (``b' u_{s,S} > a u_{s,F}`` and ``a u_{b,F} > b' u_{b,S}``), so trading never
+    lowers an agent below its stride share and ends (the utilitarian sum grows at every
+    trade over finitely many allocations).  Buyers are scanned from the highest speedup,
+    sellers from the lowest.  Not implemented: the paper's trading of long-term ticket
+    shares across servers and its exact price rule (no seed gives
     it); trades here are whole devices within one round.
 
 Objective reported: ``sum_i w_i U_i``.  Cost per round ``O(E log E + (D + n) log n)``
@@ -72,20 +74,24 @@ from .mtf import integer_weights
 __all__ = ["solve_gandiva_fair", "trade_round"]
 
 _EPS = 1e-12
+_UNCAPPED = 1 << 62
 
 
-def _rate(low: float, high: float, most: int) -> int | None:
-    """The whole ``k`` with ``low < k < high`` and ``1 <= k <= most`` nearest to ``(low + high) / 2``.
+def _lot(low: float, high: float, fast_held: int, slow_held: int, seller_room: int, buyer_room: int):
+    """The smallest trade ``(a, b)``: ``a`` fast devices for ``b`` slow ones with ``a low < b < a high``.
 
-    Ties go to the smaller ``k``; ``None`` when there is none.
+    ``a <= fast_held`` (the seller's fast devices), ``b <= slow_held`` (the buyer's slow
+    devices), ``b - a <= seller_room`` and ``a - b <= buyer_room`` (demands); ``b`` is the
+    whole number nearest to ``a (low + high) / 2`` in range (halves down).  ``None`` if none.
     """
-    kmin = max(1, int(np.floor(low + _EPS)) + 1)
-    kmax = min(most, int(np.ceil(high - _EPS)) - 1)
-    if kmin > kmax:
-        return None
     mid = (low + high) / 2.0
-    k = int(np.ceil(mid - 0.5))  # nearest, halves down
-    return min(max(k, kmin), kmax)
+    for a in range(1, fast_held + 1):
+        bmin = max(1, int(np.floor(a * low + _EPS)) + 1, a - buyer_room)
+        bmax = min(slow_held, int(np.ceil(a * high - _EPS)) - 1, a + seller_room)
+        if bmin <= bmax:
+            b = int(np.ceil(a * mid - 0.5))
+            return a, min(max(b, bmin), bmax)
+    return None
 
 
 def trade_round(hold: list[dict[int, int]], util: list[dict[int, float]], caps: list[int], n_pools: int) -> list[dict]:
@@ -95,12 +101,17 @@ def trade_round(hold: list[dict[int, int]], util: list[dict[int, float]], caps: 
     ``util[i]``: ``u_{i,c,r}`` per compatible pool; ``caps``: ``d_i``.
 
     >>> hold = [{0: 1}, {1: 3}]                       # seller 0 holds the fast pool 0, buyer 1 the slow pool 1
-    >>> util = [{0: 2.0, 1: 1.0}, {0: 6.0, 1: 1.0}]   # speedups 2 and 6: rate 4 slow devices per fast one
-    >>> trade_round(hold, util, [9, 9], 2), hold
-    ([{'seller': 0, 'buyer': 1, 'fast': 0, 'slow': 1, 'rate': 3}], [{0: 0, 1: 3}, {1: 0, 0: 1}])
+    >>> util = [{0: 2.0, 1: 1.0}, {0: 6.0, 1: 1.0}]   # speedups 2 and 6: midpoint 4 slow devices per fast one
+    >>> trade_round(hold, util, [9, 9], 2), hold      # the buyer holds only 3
+    ([{'seller': 0, 'buyer': 1, 'fast': 0, 'slow': 1, 'fast_devices': 1, 'slow_devices': 3}], [{0: 0, 1: 3}, {1: 0, 0: 1}])
+    >>> hold = [{0: 3}, {1: 4}]                       # speedups 1.25 and 1.4: no whole rate for one device,
+    >>> util = [{0: 1.25, 1: 1.0}, {0: 1.4, 1: 1.0}]  # but 3 fast for 4 slow (3.75 < 4 < 4.2)
+    >>> trade_round(hold, util, [9, 9], 2)[0]["slow_devices"], hold
+    (4, [{0: 0, 1: 4}, {1: 0, 0: 3}])
     """
     trades = []
     n = len(hold)
+    held = [sum(h.values()) for h in hold]
     progress = True
     while progress:
         progress = False
@@ -114,34 +125,42 @@ def trade_round(hold: list[dict[int, int]], util: list[dict[int, float]], caps: 
                         for i in range(n)
                         if hold[i].get(fast, 0) > 0 and util[i].get(slow, 0.0) > 0
                     )
+                    if not sellers:
+                        break
                     buyers = sorted(
                         (-(util[i][fast] / util[i][slow]), i)
                         for i in range(n)
                         if hold[i].get(slow, 0) > 0 and util[i].get(fast, 0.0) > 0
                     )
+                    # No lot fits even the widest interval and the largest holdings: no pair can trade.
+                    if not buyers or _lot(sellers[0][0], -buyers[0][0], max(hold[i][fast] for _, i in sellers),
+                                          max(hold[i][slow] for _, i in buyers), _UNCAPPED, _UNCAPPED) is None:
+                        break
                     done = None
                     for neg, b in buyers:
+                        if sellers[0][0] >= -neg:
+                            break
                         for low, s in sellers:
                             if low >= -neg:
                                 break
                             if s == b:
                                 continue
-                            room = caps[s] - sum(hold[s].values()) + 1
-                            k = _rate(low, -neg, min(hold[b][slow], room))
-                            if k is None:
-                                continue
-                            done = (s, b, k)
-                            break
+                            lot = _lot(low, -neg, hold[s][fast], hold[b][slow], caps[s] - held[s], caps[b] - held[b])
+                            if lot is not None:
+                                done = (s, b, *lot)
+                                break
                         if done:
                             break
                     if done is None:
                         break
-                    s, b, k = done
-                    hold[s][fast] -= 1
+                    s, b, a, k = done
+                    hold[s][fast] -= a
                     hold[s][slow] = hold[s].get(slow, 0) + k
                     hold[b][slow] -= k
-                    hold[b][fast] = hold[b].get(fast, 0) + 1
-                    trades.append({"seller": s, "buyer": b, "fast": fast, "slow": slow, "rate": k})
+                    hold[b][fast] = hold[b].get(fast, 0) + a
+                    held[s] += k - a
+                    held[b] += a - k
+                    trades.append({"seller": s, "buyer": b, "fast": fast, "slow": slow, "fast_devices": a, "slow_devices": k})
                     progress = True
     return trades
 
@@ -159,7 +178,7 @@ def solve_gandiva_fair(instance: Instance, *, trading: bool = False, **options) 
     {'A': 5.0, 'B': 3.0}
     >>> res = solve_gandiva_fair(inst, trading=True)
     >>> res.utilities, res.details["trades"]
-    ({'A': 6.0, 'B': 6.0}, [[{'seller': 'A', 'buyer': 'B', 'fast': 'v100', 'slow': 'k80', 'rate': 3}]])
+    ({'A': 6.0, 'B': 6.0}, [[{'seller': 'A', 'buyer': 'B', 'fast': 'v100', 'slow': 'k80', 'fast_devices': 1, 'slow_devices': 3}]])
     """
     started = time.perf_counter()
     check_options("gandiva_fair", options)
@@ -214,8 +233,8 @@ def solve_gandiva_fair(instance: Instance, *, trading: bool = False, **options) 
                     if k:
                         amounts[edge_of[(i, c)], r] += k
             trades_log.append([
-                {"seller": instance.agents[t["seller"]].id, "buyer": instance.agents[t["buyer"]].id,
-                 "fast": instance.pools[t["fast"]].id, "slow": instance.pools[t["slow"]].id, "rate": t["rate"]}
+                {**t, "seller": instance.agents[t["seller"]].id, "buyer": instance.agents[t["buyer"]].id,
+                 "fast": instance.pools[t["fast"]].id, "slow": instance.pools[t["slow"]].id}
                 for t in done
             ])
         else:
