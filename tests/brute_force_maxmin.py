@@ -173,29 +173,33 @@ def reference_waterfilling(poly: Polytope) -> dict[str, float]:
     bounds = [(0.0, float(u)) for u in poly.upper] + [(0.0, None)]
     base_A = np.hstack([poly.A, np.zeros((poly.A.shape[0], 1))]) if poly.A.size else np.zeros((0, m + 1))
 
-    def rows(t_free):
+    def rows(t_free, slack):
         A, b = [base_A], [poly.b]
         for i in sorted(free):
             A.append(np.append(-poly.V[i], 1.0 if t_free is None else 0.0)[None, :])
-            b.append([0.0 if t_free is None else -t_free])
+            b.append([0.0 if t_free is None else -(t_free - slack * max(1.0, t_free))])
         for j, lev in frozen.items():
             A.append(np.append(-poly.V[j], 0.0)[None, :])
-            b.append([-lev + 1e-7 * max(1.0, lev)])  # LP feasibility tolerance: freeze slightly below
+            b.append([-lev + slack * max(1.0, lev)])
         return np.vstack(A), np.concatenate(b)
 
+    def solve(c, t_free):
+        # Levels come from an LP, so holding them exactly can be infeasible by a rounding
+        # error: relax the held levels by the smallest slack that the LP accepts.
+        for slack in (1e-11, 1e-10, 1e-9, 1e-8, 1e-7):
+            A, b = rows(t_free, slack)
+            res = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs")
+            if res.status == 0:
+                return res
+        raise AssertionError(f"reference LP infeasible even with slack 1e-7: {res.message}")
+
     while free:
-        A, b = rows(None)
         c = np.zeros(m + 1)
         c[-1] = -1.0
-        res = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs")
-        assert res.status == 0, res.message
-        t = -res.fun
-        A, b = rows(t - 1e-7 * max(1.0, t))
+        t = -solve(c, None).fun
         stuck = []
         for i in sorted(free):
-            c = np.append(-poly.V[i], 0.0)
-            res = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs")
-            assert res.status == 0, res.message
+            res = solve(np.append(-poly.V[i], 0.0), t)
             if -res.fun <= t + 1e-6 * max(1.0, t):
                 stuck.append(i)
         assert stuck, "no agent is stuck at a level (numerical trouble)"
