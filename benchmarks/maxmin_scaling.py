@@ -29,7 +29,7 @@ bind and the leximin has dozens of levels: the harder case.
 
     python benchmarks/maxmin_scaling.py                 # 1024, 2048, 4096, 8192, 1024:caps, 4096:caps
     python benchmarks/maxmin_scaling.py --quick         # 1024 and 1024:caps, one run each
-    python benchmarks/maxmin_scaling.py --sizes 1024,2048:caps --repeat 5 --out /tmp/res
+    python benchmarks/maxmin_scaling.py --sizes 1024,2048:caps --repeat 5 --out maxmin-results
 
 Writes ``maxmin_scaling.json`` and ``maxmin_scaling.md`` to ``--out`` (default
 ``benchmarks/results``), each through a temporary file and ``os.replace``.

@@ -32,7 +32,7 @@ Results go to ``vcg_scaling.json`` and ``vcg_scaling.md`` in ``--out``
     python benchmarks/vcg_scaling.py                 # 50, 100, 200, 500, 1000 agents
     python benchmarks/vcg_scaling.py --quick         # 50 and 200 agents
     python benchmarks/vcg_scaling.py --all           # re-solve baseline at every size (slow)
-    python benchmarks/vcg_scaling.py --agents 50 --repeat 1 --min-time 0 --out /tmp/x   # smoke run
+    python benchmarks/vcg_scaling.py --agents 50 --repeat 1 --min-time 0 --out vcg-smoke   # smoke run
 """
 
 from __future__ import annotations

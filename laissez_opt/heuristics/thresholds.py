@@ -388,15 +388,15 @@ def make_policy(spec, instance, *, seed: int = 0, **options) -> ThresholdPolicy:
     kind = "fixed"
     table = np.zeros((n, rounds))
     if spec is None:
-        pass
-    elif isinstance(spec, str):
+        spec = "fixed"  # the default: tau = 0 for every agent and round
+    if isinstance(spec, str):
         text = spec.strip().lower().replace("-", "_")
         if text in ("hedge", "no_regret"):
             kind = "hedge"
         elif text in ("actor_critic", "ac"):
             kind = "actor_critic"
         elif text == "fixed":
-            pass
+            table[:] = 0.0
         elif text.startswith("fixed:"):
             try:
                 value = float(text[6:])
