@@ -26,12 +26,16 @@ from __future__ import annotations
 import numpy as np
 
 from .instance import Instance
+from .limits import check_deadline
 
 __all__ = ["greedy_amounts"]
 
 
-def greedy_amounts(instance: Instance, score: np.ndarray | None = None) -> np.ndarray:
-    """The greedy allocation (``E x R``) by ``score`` (default ``w_i u_{i,c,r}``); see the module docstring."""
+def greedy_amounts(instance: Instance, score: np.ndarray | None = None, *, watch_deadline: bool = True) -> np.ndarray:
+    """The greedy allocation (``E x R``) by ``score`` (default ``w_i u_{i,c,r}``); see the module docstring.
+
+    ``watch_deadline=False`` when it is the incumbent of a run whose time is already up.
+    """
     n_edges, rounds = instance.n_edges, instance.rounds
     amounts = np.zeros((n_edges, rounds))
     if score is None:
@@ -43,6 +47,8 @@ def greedy_amounts(instance: Instance, score: np.ndarray | None = None) -> np.nd
     demands = instance.effective_demands
     counts = instance.counts.astype(float)
     for r in range(rounds):
+        if watch_deadline:
+            check_deadline(f"in round {r} of {instance.rounds}")
         value = score[:, r]
         # Descending value; ties by (agent, pool) instance order, the documented rule.
         order = np.lexsort((instance.edge_pool, instance.edge_agent, -value))

@@ -69,7 +69,7 @@ def solve_welfare(
     """Maximise ``sum_i w_i U_i(x)``; see the module docstring."""
     model, columns = build_welfare(instance, fractional=fractional)
     # The greedy allocation is the incumbent should the time limit stop the solver first.
-    start = (lambda: greedy_amounts(instance).reshape(-1)) if time_limit is not None else None
+    start = (lambda: greedy_amounts(instance, watch_deadline=False).reshape(-1)) if time_limit is not None else None
     solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads,
                            mip_gap=mip_gap, verbose=verbose, backend=backend, start=start)
     params = {"time_limit": time_limit, "fractional": fractional, "via": via}
