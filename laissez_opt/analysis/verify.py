@@ -43,6 +43,15 @@ def _close(a: float, b: float, tol: float) -> bool:
     return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
 
 
+def _last_round(agent, rounds: int) -> int:
+    """The agent's last usable round: its deadline, or the horizon's last round when none or later.
+
+    Written here rather than read from the instance's views, to keep the check
+    independent of the models (which use ``Instance.last_rounds``).
+    """
+    return rounds - 1 if agent.deadline is None else min(agent.deadline, rounds - 1)
+
+
 def _named_edges(instance: Instance, allocation: list[dict], agents: dict, pools: dict) -> dict:
     """The instance's edges for the (agent, pool) pairs the allocation names, keyed by the pair.
 
@@ -112,7 +121,7 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
         if result.mode == "integral" and abs(amount - round(amount)) > tol:
             problems.append(f"{where}: fractional amount {amount} in an integral result")
         agent = agents[agent_id]
-        last = instance.rounds - 1 if agent.deadline is None else agent.deadline
+        last = _last_round(agent, instance.rounds)
         if amount > tol and not agent.arrival <= rnd <= last:
             problems.append(f"{where}: agent {agent_id!r} runs in round {rnd} outside {agent.arrival}..{last}")
         # drf amounts count tasks; a task takes task["accelerator"] devices of the pool.
@@ -199,7 +208,7 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
                 problems.append(f"pool {pool_id!r} round {rnd}: {load:g} of resource {kind!r} used of {pools[pool_id].capacity_vector.get(kind, 0.0):g}")
         values = []
         for agent in instance.agents:
-            window = range(agent.arrival, rounds if agent.deadline is None else agent.deadline + 1)
+            window = range(agent.arrival, _last_round(agent, rounds) + 1)
             task = agent.task_vector
             need = {k: v for k, v in task.items() if v > 0}
             if result.method == "maxmin":

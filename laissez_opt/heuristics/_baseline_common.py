@@ -68,12 +68,8 @@ def check_options(method: str, options: dict) -> None:
 
 def present_agents(instance: Instance, r: int) -> list[int]:
     """Indices (ascending) of the agents with ``a_i <= r <= D_i``."""
-    last = instance.rounds - 1
-    return [
-        i
-        for i, a in enumerate(instance.agents)
-        if a.arrival <= r <= (last if a.deadline is None else a.deadline)
-    ]
+    last = instance.last_rounds.tolist()
+    return [i for i, a in enumerate(instance.agents) if a.arrival <= r <= last[i]]
 
 
 def demand_caps(instance: Instance) -> list[int]:

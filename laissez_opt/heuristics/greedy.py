@@ -45,7 +45,7 @@ def solve_greedy(instance: Instance, **_ignored) -> Result:
     pool = instance.edge_pool.tolist()
     weights = instance.weights[instance.edge_agent]
     arrival = [a.arrival for a in instance.agents]
-    deadline = [rounds - 1 if a.deadline is None else a.deadline for a in instance.agents]
+    deadline = instance.last_rounds.tolist()
     demands = instance.effective_demands
     for r in range(rounds):
         value = weights * instance.edge_utility[:, r]
