@@ -154,17 +154,20 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
         if result.objective is None or not _close(result.objective, objective, tol):
             problems.append(f"objective: reported {result.objective!r}, recomputed placement cost {objective!r}")
     if result.method == "vcg":
-        # W = agents' values (bid, else utility) of what they hold + b_c per unsold device-round; 0 <= p_i <= v_i.
+        # Money per device-round (a round lasts h hours): an agent values a device at bid * h (bids are per
+        # device-hour), else at the round's utility; the operator each unsold device-round at b_c * h.
+        # W = the agents' values of what they hold + the reserves of the unsold device-rounds; 0 <= p_i <= v_i.
+        h = instance.round_hours
         value = defaultdict(float)
         for rec in result.allocation:
             edge = edges.get((rec.get("agent"), rec.get("pool")))
             if edge is not None and isinstance(rec.get("round"), int) and 0 <= rec["round"] < instance.rounds:
-                bid = edge.bid if edge.bid is not None else edge.utility_in(rec["round"])
-                value[edge.agent] += bid * rec["amount"]
+                worth = edge.bid * h if edge.bid is not None else edge.utility_in(rec["round"])
+                value[edge.agent] += worth * rec["amount"]
         sold = defaultdict(float)
         for (pool_id, _), load in pool_load.items():
             sold[pool_id] += load
-        objective = sum(value.values()) + sum(p.base_price * (p.count * instance.rounds - sold[p.id]) for p in instance.pools)
+        objective = sum(value.values()) + sum(p.base_price * h * (p.count * instance.rounds - sold[p.id]) for p in instance.pools)
         if result.objective is None or not _close(result.objective, objective, tol):
             problems.append(f"objective: reported {result.objective!r}, recomputed welfare with reserves {objective!r}")
         for agent in instance.agents:
