@@ -357,9 +357,11 @@ def _solve_cp_sat(model: LinearModel, time_limit, threads, t0) -> Solution:
     else:
         bound = float(solver.best_objective_bound) / scale + model.objective_offset + widen
         state = "time_limit" if time_limit is not None else "feasible"
-    message = "" if rounding == 0.0 else f"objective coefficients scaled by {scale:g}; rounding bound {rounding:.3g}"
-    return Solution(state, values, objective, bound, relative_gap(objective, bound), "ortools", "ortools-cp-sat",
-                    build_s, solve_s, text, message)
+    gap = relative_gap(objective, bound)
+    # Rounding below the gap's resolution (floating-point noise of decimal data) is no news; more is reported.
+    message = "" if rounding <= 1e-12 * max(1.0, abs(objective)) else (
+        f"objective coefficients scaled by {scale:g}; rounding bound {rounding:.3g}")
+    return Solution(state, values, objective, bound, gap, "ortools", "ortools-cp-sat", build_s, solve_s, text, message)
 
 
 def solve_ortools(
