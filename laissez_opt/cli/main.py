@@ -238,10 +238,18 @@ def main(argv=None) -> None:
     """Console-script entry point."""
     import signal
 
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), _terminate)
-    cli.main(args=argv, prog_name="laissez-opt")
+    names = [name for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    for name in names:
+        signal.signal(getattr(signal, name), _terminate)
+    try:
+        cli.main(args=argv, prog_name="laissez-opt")
+    except KeyboardInterrupt:  # outside a command (parsing, start-up)
+        click.echo("laissez-opt: interrupted", err=True)
+        sys.exit(130)
+    finally:
+        # Past this point nothing is left to unwind: a late signal ends the process as usual.
+        for name in names:
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
 
 
 if __name__ == "__main__":  # pragma: no cover
