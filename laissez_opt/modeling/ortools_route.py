@@ -164,7 +164,9 @@ def _solve_glop(model: LinearModel, time_limit, t0) -> Solution:
         values = rounded
         value = model.objective_value(values)
     if status == mbh.SolveStatus.OPTIMAL:
-        return Solution("optimal", values, value, value, 0.0, "ortools", route, build_s, solve_s, text)
+        # GLOP's duals are d objective / d active bound in either sense, like HiGHS's.
+        duals = np.asarray(solver.dual_values(), dtype=np.float64) if model.n_rows else np.zeros(0)
+        return Solution("optimal", values, value, value, 0.0, "ortools", route, build_s, solve_s, text, duals=duals)
     hit_limit = time_limit is not None and solve_s >= 0.95 * time_limit
     state = "time_limit" if hit_limit else "feasible"
     bound = model.trivial_bound()

@@ -70,6 +70,20 @@ def to_pyomo(model: LinearModel, *, relax_integrality: bool = False):
     return m
 
 
+def _row_duals(m, model: LinearModel) -> np.ndarray | None:
+    """One dual per declared row from the Pyomo model's ``dual`` suffix (None when the solver returned none)."""
+    suffix = m.component("dual")
+    if suffix is None or len(suffix) == 0:
+        return None
+    duals = np.zeros(model.n_rows)
+    for block in model.constraints.values():
+        component = m.component(block.name)
+        for r in range(block.size):
+            if r in component:
+                duals[block.start + r] = float(suffix.get(component[r], 0.0) or 0.0)
+    return duals
+
+
 def write_model(model: LinearModel, path: str) -> None:
     """Write ``model`` as an LP or MPS file (by suffix) with the declared names, atomically.
 
@@ -129,6 +143,10 @@ def solve_pyomo(
     if not available:
         raise SolverUnavailableError(f"Pyomo solver {plugin!r} is not available here")
     options = {}
+    lp = not model.is_integer or relax
+    if lp:
+        # Duals of an LP come back through an import suffix (rows Pyomo skipped have none: 0).
+        m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
     if plugin == "appsi_highs":
         opt.config.mip_gap = mip_gap
         if threads is not None:
@@ -174,7 +192,9 @@ def solve_pyomo(
     if term == TC.optimal:
         if bound is None or (not model.is_integer or relax):
             bound = objective
-        return Solution("optimal", values, objective, bound, relative_gap(objective, bound), solver, route, build_s, solve_s, str(term))
+        duals = _row_duals(m, model) if lp else None
+        return Solution("optimal", values, objective, bound, relative_gap(objective, bound), solver, route, build_s,
+                        solve_s, str(term), duals=duals)
     if bound is None:
         bound = model.trivial_bound()
     state = "time_limit" if term in (TC.maxTimeLimit,) else "feasible"
