@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
-from .index import DIMS, Index, SelectionError, Space
+from .index import DIMS, Index, SelectionError, Space, stays
 
 if TYPE_CHECKING:  # pragma: no cover
     from .model import Model
@@ -181,6 +181,13 @@ class Expression:
         out.index.domains = {**self.index.domains, **domains}
         return out
 
+    def _restrict(self, dim: str, codes: np.ndarray, text: str) -> "Expression":
+        """The entries whose ``dim`` code is among the sorted ``codes`` (a selection made by code, not label)."""
+        keep = np.isin(self._codes_along(dim), codes)
+        out = self._keep_rows(keep, text)
+        out.index.domains = {**self.index.domains, dim: np.asarray(codes, dtype=np.int64)}
+        return out
+
     def _match(self, selection: dict) -> tuple[np.ndarray | None, dict, str | None]:
         """Boolean mask of matching entries (None: all), the restricted domains, or a problem."""
         keep = None
@@ -313,6 +320,48 @@ class Expression:
         rows = target[source.row_array()]
         const = None if source.const is None else np.bincount(target, weights=source.const, minlength=total)
         return source._derive(text, index=index, rows=rows, const=const)
+
+    def over_rounds(self) -> "Expression":
+        """Each entry repeated in every round of its agent's stay ``a_i .. D_i`` (every round without an agent).
+
+        Adds the ``round`` dimension to an expression that has none: a
+        placement ``y[i, c]`` held for a whole stay becomes ``y[i, c, r]``
+        for the rounds ``r`` the agent is present, so that it can be summed
+        per pool and round.
+
+        >>> import laissez_opt as lo
+        >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A", arrival=1)], [lo.Edge("A", "P", 1.0)], rounds=3)
+        >>> m = lo.Model(inst)
+        >>> y = m.variable("y", "edge")
+        >>> y.over_rounds().dims, [label[2] for label in y.over_rounds().labels()]
+        (('agent', 'pool', 'round'), [1, 2])
+        """
+        text = f"{self.text}.over_rounds()"
+        if self.error:
+            return self
+        if "round" in self.dims:
+            return self._fail(text, f"{self.text} already has a round dimension")
+        inst = self.model.instance
+        last = inst.rounds - 1
+        window = stays(inst)
+        if "agent" in self.dims and window is not None:
+            agent = self.index.codes[self.dims.index("agent")]
+            first, stop = window[0][agent], window[1][agent]
+        else:
+            first = np.zeros(self.size, dtype=np.int64)
+            stop = np.full(self.size, last, dtype=np.int64)
+        count = stop - first + 1
+        start = np.cumsum(count) - count  # first new row of each entry
+        entry = np.repeat(np.arange(self.size), count)
+        round_ = first[entry] + np.arange(entry.size) - start[entry]
+        index = Index(self.dims + ("round",), tuple(c[entry] for c in self.index.codes) + (round_,), entry.size,
+                      dict(self.index.domains))
+        rows = self.row_array()
+        copies = count[rows]
+        term = np.repeat(np.arange(rows.size), copies)
+        new_rows = start[rows][term] + np.arange(term.size) - np.repeat(np.cumsum(copies) - copies, copies)
+        const = None if self.const is None else self.const[entry]
+        return self._derive(text, index=index, rows=new_rows, cols=self.cols[term], coefs=self.coefs[term], const=const)
 
     # --------------------------------------------------------------- scaling
     def scale(self, **values) -> "Expression":

@@ -315,7 +315,7 @@ def capacity(x: Expression) -> Constraint:
     expr = Expression(model, index, rows, x.cols, x.coefs, None, "sum_i x[i,c,r]")
     upper = np.repeat(inst.counts.astype(np.float64), rounds)
     return Constraint(expr, np.full(upper.size, -np.inf), upper, name="capacity", kind="capacity",
-                      description="sum_i x[i,c,r] <= k_c for each pool c and round r")
+                      text="sum_i x[i,c,r] <= k_c", description="sum_i x[i,c,r] <= k_c for each pool c and round r")
 
 
 def demand(x: Expression) -> Constraint:
@@ -342,11 +342,13 @@ def demand(x: Expression) -> Constraint:
         finite_rounds = np.repeat(finite, rounds)
         row_of[finite_rounds] = np.arange(int(finite_rounds.sum()))
         keep = finite[agent]
-        rows, cols, coefs = row_of[key[keep]], x.cols[keep], x.coefs[keep]
+        cols = x.cols[keep]
+        rows, coefs = row_of[key[keep]], np.ones(cols.size)
     index = Index.product(model.space, ("agent", "round"), {"agent": np.flatnonzero(finite)})
     upper = np.repeat(inst.demands[finite], rounds)
     expr = Expression(model, index, rows, cols, coefs, None, "sum_c x[i,c,r]")
     return Constraint(expr, np.full(upper.size, -np.inf), upper, name="demand", kind="demand",
+                      text="sum_c x[i,c,r] <= d_i",
                       description="sum_c x[i,c,r] <= d_i for each agent i with finite demand and round r")
 
 
@@ -382,7 +384,7 @@ def budget(x: Expression, limits, prices=None) -> Constraint:
     if spend.error:
         return _failed_constraint(x, "budget", "budget(x)", spend.error)
     chosen = np.flatnonzero(np.isfinite(table))
-    spend = spend.select(agent=[space.labels["agent"][i] for i in chosen.tolist()])
+    spend = spend._restrict("agent", chosen, spend.text)
     return Constraint(spend, np.full(chosen.size, -np.inf), table[chosen], name="budget", kind="budget",
                       text="cost(x, by='agent') <= B",
                       description="sum_{c,r} p_c h x[i,c,r] <= B_i for each agent i with a budget")
@@ -412,7 +414,8 @@ def sharing_incentive(x: Expression, alpha: float = 1.0) -> Constraint:
     space = x.space
     ex = equal_share_utilities(x.model.instance)
     chosen = np.flatnonzero(ex > 0)
-    gained = utility(x).select(agent=[space.labels["agent"][i] for i in chosen.tolist()])
+    gained = utility(x)
+    gained = gained._restrict("agent", chosen, gained.text)
     return Constraint(gained, float(alpha) * ex[chosen], np.full(chosen.size, np.inf), name="sharing_incentive",
                       kind="sharing_incentive", text=f"utility(x) >= {float(alpha):g} U^ex",
                       description=f"U_i(x) >= {float(alpha):g} U_i^ex for each agent i with U_i^ex > 0")
@@ -455,7 +458,8 @@ def maxmin_floor(x: Expression, t, normalizer: str = "equal_share") -> Constrain
     chosen = np.flatnonzero(usable & (scale > 0))
     factor = np.zeros(inst.n_agents)
     factor[chosen] = 1.0 / scale[chosen]
-    level = utility(x).scale(agent=factor).select(agent=[space.labels["agent"][i] for i in chosen.tolist()])
+    level = utility(x).scale(agent=factor)
+    level = level._restrict("agent", chosen, "utility(x) / (w E)")
     if isinstance(t, Expression):
         constraint = Constraint.compare(level, t, ">=")
     elif _is_number(t):

@@ -34,6 +34,7 @@ Example
 
 from __future__ import annotations
 
+import weakref
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -41,12 +42,30 @@ import numpy as np
 from ..instance import Instance
 from ..method_spec import suggest
 
-__all__ = ["DIMS", "Space", "Index", "SelectionError"]
+__all__ = ["DIMS", "Space", "Index", "SelectionError", "stays"]
 
 #: The dimensions an expression may be indexed by.
 DIMS = ("agent", "pool", "round", "cluster", "other")
 #: Which instance list the labels of a dimension name (for messages).
 _KIND = {"agent": "agent", "pool": "pool", "round": "round", "cluster": "cluster", "other": "agent"}
+
+
+_STAYS: "weakref.WeakKeyDictionary[Instance, tuple | None]" = weakref.WeakKeyDictionary()
+
+
+def stays(instance: Instance) -> tuple[np.ndarray, np.ndarray] | None:
+    """Each agent's first and last round ``(a_i, D_i)`` as arrays; None when every agent stays all rounds.
+
+    Read once per instance (instances are immutable), like the instance's own array views.
+    """
+    if instance not in _STAYS:
+        last = instance.rounds - 1
+        arrival = np.fromiter((a.arrival for a in instance.agents), dtype=np.int64, count=instance.n_agents)
+        final = np.fromiter((last if a.deadline is None else a.deadline for a in instance.agents), dtype=np.int64,
+                            count=instance.n_agents)
+        whole = not arrival.any() and bool(np.all(final == last))
+        _STAYS[instance] = None if whole else (arrival, final)
+    return _STAYS[instance]
 
 
 class SelectionError(Exception):
@@ -61,18 +80,45 @@ class Space:
 
     def __init__(self, instance: Instance):
         self.instance = instance
-        agents = [a.id for a in instance.agents]
-        pools = [p.id for p in instance.pools]
         named = sorted({p.cluster for p in instance.pools if p.cluster is not None})
         clusters = named + ([None] if any(p.cluster is None for p in instance.pools) else [])
-        self.labels: dict[str, list] = {
-            "agent": agents, "pool": pools, "round": list(range(instance.rounds)), "cluster": clusters, "other": agents,
-        }
-        self.lookup: dict[str, dict] = {dim: {label: k for k, label in enumerate(values)} for dim, values in self.labels.items()}
-        self.pool_cluster = np.array([self.lookup["cluster"][p.cluster] for p in instance.pools], dtype=np.int64)
+        code = {label: k for k, label in enumerate(clusters)}
+        self.pool_cluster = np.array([code[p.cluster] for p in instance.pools], dtype=np.int64)
+        self._sizes = {"agent": instance.n_agents, "pool": instance.n_pools, "round": instance.rounds,
+                       "cluster": len(clusters), "other": instance.n_agents}
+        self._clusters = clusters
+        self._labels: dict[str, list] = {}
+        self._lookup: dict[str, dict] = {}
+
+    @property
+    def labels(self) -> "_Labels":
+        """Labels per dimension (``space.labels["agent"]``), built on first use: declaring needs only codes."""
+        return _Labels(self)
+
+    def _labels_of(self, dim: str) -> list:
+        if dim not in self._labels:
+            inst = self.instance
+            if dim in ("agent", "other"):
+                values = [a.id for a in inst.agents]
+            elif dim == "pool":
+                values = [p.id for p in inst.pools]
+            elif dim == "round":
+                values = list(range(inst.rounds))
+            elif dim == "cluster":
+                values = self._clusters
+            else:
+                raise KeyError(dim)
+            self._labels[dim] = values
+        return self._labels[dim]
+
+    def lookup(self, dim: str) -> dict:
+        """Label -> code along ``dim``."""
+        if dim not in self._lookup:
+            self._lookup[dim] = {label: k for k, label in enumerate(self._labels_of(dim))}
+        return self._lookup[dim]
 
     def size(self, dim: str) -> int:
-        return len(self.labels[dim])
+        return self._sizes[dim]
 
     def codes(self, dim: str, selector) -> np.ndarray:
         """Sorted distinct codes named by ``selector``: a label, a list of labels, or (rounds) an int, range or slice.
@@ -83,7 +129,7 @@ class Space:
             return self._round_codes(selector)
         if isinstance(selector, (str, type(None))) or not isinstance(selector, Iterable):
             selector = [selector]
-        lookup = self.lookup[dim]
+        lookup = self.lookup(dim)
         out = []
         for label in selector:
             if label not in lookup:
@@ -207,3 +253,21 @@ class Index:
         found = sorted_keys.size > 0
         hit = (sorted_keys[where] == other_keys) if found else np.zeros(other_keys.shape, dtype=bool)
         return np.where(hit, order[where] if found else -1, -1)
+
+
+class _Labels:
+    """Read-only mapping view ``dimension -> labels`` of a :class:`Space` (labels built on first access)."""
+
+    __slots__ = ("space",)
+
+    def __init__(self, space: Space):
+        self.space = space
+
+    def __getitem__(self, dim: str) -> list:
+        return self.space._labels_of(dim)
+
+    def __contains__(self, dim) -> bool:
+        return dim in self.space._sizes
+
+    def __iter__(self):
+        return iter(self.space._sizes)

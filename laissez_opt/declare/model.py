@@ -43,7 +43,6 @@ Example
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from dataclasses import dataclass
@@ -58,7 +57,7 @@ from ..method_spec import solver_options
 from ..modeling import LinearModel, Solution, solve_model
 from ..result import Result, allocation_records, edge_utilities
 from .expression import Constraint, Expression, _frozen
-from .index import Index, Space
+from .index import Index, Space, stays
 from .verify import check_declaration
 
 __all__ = ["Model", "Objective", "DeclaredVariable", "maximize", "minimize", "BINDING_LIMIT"]
@@ -142,6 +141,23 @@ def _bounds(value, size: int, what: str, name: str) -> np.ndarray:
     return array
 
 
+def _constant(value, size: int, dtype=np.float64) -> np.ndarray:
+    """``size`` copies of ``value`` as a read-only array that holds one number (a broadcast view)."""
+    return np.broadcast_to(np.asarray(value, dtype=dtype), (size,))
+
+
+def _uniform(values: np.ndarray):
+    """``values`` as one number when all its entries are equal and 0 (the lowering then allocates no copy).
+
+    A broadcast view of one number (:func:`_constant`) is recognised without reading it.
+    """
+    if values.size and values.strides == (0,):
+        return float(values[0]) if values[0] == 0.0 else values
+    if values.size and values[0] == 0.0 and not values.any():
+        return 0.0
+    return values
+
+
 class Model:
     """A declared allocation model over one instance.
 
@@ -197,20 +213,19 @@ class Model:
             rounds = inst.rounds
             if rounds == 1:
                 agent, pool = inst.edge_agent, inst.edge_pool
-                round_ = np.zeros(inst.n_edges, dtype=np.int64)
+                round_ = _constant(0, inst.n_edges, np.int64)
             else:
                 edge = np.repeat(np.arange(inst.n_edges), rounds)
                 agent, pool = inst.edge_agent[edge], inst.edge_pool[edge]
                 round_ = np.tile(np.arange(rounds, dtype=np.int64), inst.n_edges)
             upper = np.minimum(inst.effective_demands[agent], inst.counts.astype(np.float64)[pool])
-            last = rounds - 1
-            if any(a.arrival > 0 or (a.deadline is not None and a.deadline < last) for a in inst.agents):
-                arrival = np.array([a.arrival for a in inst.agents], dtype=np.int64)
-                final = np.array([last if a.deadline is None else a.deadline for a in inst.agents], dtype=np.int64)
+            window = stays(inst)
+            if window is not None:
+                arrival, final = window
                 upper = np.where((round_ >= arrival[agent]) & (round_ <= final[agent]), upper, 0.0)
             index = Index(("agent", "pool", "round"), (_frozen(agent), _frozen(pool), _frozen(round_)), agent.size)
             self._x = self._declare(
-                "x", index, np.zeros(agent.size), upper, self.integral,
+                "x", index, _constant(0.0, agent.size), upper, self.integral,
                 "devices of pool c given to agent i in round r, one column per edge and round",
             )
         return self._x
@@ -276,7 +291,7 @@ class Model:
         block = DeclaredVariable(name, start, size, _frozen(lower), _frozen(upper), integer, index, description, self.space)
         columns = _frozen(np.arange(start, start + size, dtype=np.int64))
         rows = columns if start == 0 else _frozen(np.arange(size, dtype=np.int64))
-        block.expr = Expression(self, index, rows if index.dims else None, columns, _frozen(np.ones(size)), None, name)
+        block.expr = Expression(self, index, rows if index.dims else None, columns, _constant(1.0, size), None, name)
         self.variables[name] = block
         self.n_columns += size
         self._changed()
@@ -412,8 +427,8 @@ class Model:
         """Lower with ``objective``; ``keep`` maps family names to the rows kept (None: all), others dropped."""
         model = LinearModel(self.name, sense=objective.sense if objective else "max")
         for block in self.variables.values():
-            model.add_variables(block.name, block.size, lower=block.lower, upper=block.upper, integer=block.integer,
-                                description=block.description)
+            model.add_variables(block.name, block.size, lower=_uniform(block.lower), upper=_uniform(block.upper),
+                                integer=block.integer, description=block.description)
         for name, constraint in self.constraints.items():
             if keep is not None and name not in keep:
                 continue
@@ -429,9 +444,19 @@ class Model:
             if keep is None:
                 constraint.model_rows = slice(block.start, block.start + block.size)
         if objective is not None:
-            model.objective, model.objective_offset = self._objective_vector(objective.expr)
-        model.detect_transportation()
+            self._set_objective(model, objective.expr)
+        model.detect_transportation(lazy=True)
         return model
+
+    def _set_objective(self, model: LinearModel, expr: Expression) -> None:
+        """Write ``expr`` as the objective of a freshly lowered ``model`` (its coefficients are still 0)."""
+        for block in self.variables.values():
+            # An objective over one whole block (welfare(x)) has that block's columns, once each, in order.
+            if expr.cols is block.expr.cols:
+                model.set_objective(model.variables[block.name], expr.coefs,
+                                    offset=0.0 if expr.const is None else float(expr.const[0]))
+                return
+        model.objective, model.objective_offset = self._objective_vector(expr)
 
     def _objective_vector(self, expr: Expression) -> tuple[np.ndarray, float]:
         offset = 0.0 if expr.const is None else float(expr.const[0])

@@ -133,6 +133,7 @@ class LinearModel:
         self.objective = np.zeros(0)
         self.objective_offset = 0.0
         self._transportation: Transportation | None = None
+        self._detect_on_demand = False
 
     # ------------------------------------------------------------ declaring
     def add_variables(
@@ -262,8 +263,11 @@ class LinearModel:
             right_block,
         )
 
-    def detect_transportation(self) -> Transportation | None:
+    def detect_transportation(self, *, lazy: bool = False) -> Transportation | None:
         """Find and record a transportation structure in blocks declared one by one; None if there is none.
+
+        ``lazy=True`` defers the search to the first :meth:`transportation`
+        query (a route asking), so a declaration costs no more than its blocks.
 
         The model qualifies when it has exactly one variable block, every lower
         bound 0, and exactly two constraint blocks, each with coefficients 1,
@@ -284,6 +288,10 @@ class LinearModel:
         >>> t.left.tolist(), t.right.tolist(), t.right_capacity.tolist()
         ([0, 0, 1], [0, 1, 0], [1.0, inf])
         """
+        if lazy:
+            self._detect_on_demand = self._transportation is None
+            return None
+        self._detect_on_demand = False
         if self._transportation is not None:
             return self.transportation()
         if len(self.variables) != 1 or len(self.constraints) != 2:
@@ -293,7 +301,9 @@ class LinearModel:
             return None
         sides = []
         for block in self.constraints.values():
-            if block.coefs.size and not np.all(block.coefs == 1.0):
+            coefs = block.coefs
+            one_value = coefs.size and coefs.strides == (0,)  # a broadcast view holds one number
+            if coefs.size and not (coefs[0] == 1.0 if one_value else np.all(coefs == 1.0)):
                 return None
             if np.any(block.lower > 0) or np.any(block.upper < 0):
                 return None
@@ -318,6 +328,8 @@ class LinearModel:
     # --------------------------------------------------------------- queries
     def transportation(self) -> Transportation | None:
         """The transportation structure if the model still has exactly that shape, else None."""
+        if self._detect_on_demand:
+            self.detect_transportation()
         t = self._transportation
         if t is None:
             return None
