@@ -126,6 +126,11 @@ class Expression:
         """Number of coefficient triplets."""
         return int(self.cols.size)
 
+    @property
+    def has_variables(self) -> bool:
+        """Whether some coefficient is not zero (``e * 0 + 2`` is a constant)."""
+        return bool(self.cols.size) and bool(np.any(self.coefs != 0))
+
     def row_array(self) -> np.ndarray:
         """Local row of every coefficient (materialised for a scalar)."""
         return np.zeros(self.cols.size, dtype=np.int64) if self.rows is None else self.rows
@@ -514,10 +519,10 @@ class Expression:
         if isinstance(other, Expression):
             if other.error:
                 return other
-            if self.nnz and other.nnz:
+            if self.has_variables and other.has_variables:
                 return self._fail(text, f"{text} is not linear: both sides depend on variables "
                                         f"(multiply variables by numbers only)")
-            data, terms = (other, self) if other.nnz == 0 else (self, other)
+            data, terms = (other, self) if not other.has_variables else (self, other)
             aligned = terms._align(data, text)
             if isinstance(aligned, Expression):
                 return aligned
@@ -560,7 +565,7 @@ class Expression:
         if isinstance(other, Expression):
             if other.error:
                 return other
-            if other.nnz:
+            if other.has_variables:
                 return self._fail(text, f"{text} is not linear: it divides by an expression of variables")
             const = other.const_array()
             if np.any(const == 0):
@@ -580,7 +585,7 @@ class Expression:
 
     def __rtruediv__(self, other):
         text = f"{_text_of(other)} / {self.text}"
-        if self.nnz:
+        if self.has_variables:
             return self._fail(text, f"{text} is not linear: it divides by an expression of variables")
         return Expression.constant(self.model, 1.0)._times(other, text) / self
 

@@ -135,9 +135,9 @@ class Space:
             if label not in lookup:
                 known = [str(v) for v in self.labels[dim] if v is not None]
                 shown = ", ".join(known[:8]) + (", ..." if len(known) > 8 else "")
-                raise SelectionError(
-                    f"unknown {_KIND[dim]} {label!r}{suggest(str(label), known)}; the instance's {_KIND[dim]}s are {shown}"
-                )
+                same = [k for k in known if k.lower() == str(label).lower()]
+                hint = f" (did you mean {same[0]!r}?)" if same else suggest(str(label), known)
+                raise SelectionError(f"unknown {_KIND[dim]} {label!r}{hint}; the instance's {_KIND[dim]}s are {shown}")
             out.append(lookup[label])
         return np.unique(np.asarray(out, dtype=np.int64))
 

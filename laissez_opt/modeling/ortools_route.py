@@ -60,9 +60,11 @@ def _solve_min_cost_flow(model: LinearModel, time_limit, t0) -> Solution:
     left_cap = t.left_capacity.copy()
     right_cap = t.right_capacity.copy()
     arc_cap = arcs.upper.copy()
-    total = float(np.sum(right_cap[np.isfinite(right_cap)]))
-    if not np.all(np.isfinite(right_cap)):
-        total = min(total if np.isfinite(total) else math.inf, float(np.sum(left_cap)))
+    # Any flow is at most the total capacity of either side (a side bounds it only if all its nodes are finite).
+    total = min(
+        float(np.sum(right_cap)) if np.all(np.isfinite(right_cap)) else math.inf,
+        float(np.sum(left_cap)) if np.all(np.isfinite(left_cap)) else math.inf,
+    )
     if not math.isfinite(total):
         total = float(np.sum(np.minimum(arc_cap, 2**40)))
     big = int(min(total, 2**50))

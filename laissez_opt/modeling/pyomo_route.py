@@ -48,8 +48,14 @@ def to_pyomo(model: LinearModel, *, relax_integrality: bool = False):
 
         def rule(_m, r, rows_start=bounds, cols=cols, coefs=coefs, lower=lower, upper=upper):
             lo, hi = rows_start[r], rows_start[r + 1]
-            if lo == hi or (lower[r] is None and upper[r] is None):
-                return pyo.Constraint.Skip  # an empty or unbounded row constrains nothing
+            if lower[r] is None and upper[r] is None:
+                return pyo.Constraint.Skip  # an unbounded row constrains nothing
+            if lo == hi:
+                if (lower[r] is None or lower[r] <= 0) and (upper[r] is None or upper[r] >= 0):
+                    return pyo.Constraint.Skip  # an empty row that 0 satisfies constrains nothing
+                # An empty row that 0 violates makes the model infeasible; keep it, on a zero coefficient.
+                expr = LinearExpression(constant=0.0, linear_coefs=[0.0], linear_vars=[columns[0]])
+                return (lower[r], expr, upper[r])
             expr = LinearExpression(
                 constant=0.0,
                 linear_coefs=coefs[lo:hi].tolist(),
@@ -95,11 +101,15 @@ def write_model(model: LinearModel, path: str) -> None:
 
     from ..io import check_destination, write_atomic
 
+    from pyomo.opt import ProblemFormat
+
     check_destination(path)
     fmt = "mps" if str(path).lower().endswith(".mps") else "lp"
+    # Pyomo's own format names: given as the strings "lp"/"mps", it prints a warning on standard output.
+    problem_format = ProblemFormat.mps if fmt == "mps" else ProblemFormat.cpxlp
     with tempfile.TemporaryDirectory(prefix="laissez-opt-model-") as scratch:
         draft = os.path.join(scratch, f"model.{fmt}")
-        to_pyomo(model).write(draft, format=fmt, io_options={"symbolic_solver_labels": True})
+        to_pyomo(model).write(draft, format=problem_format, io_options={"symbolic_solver_labels": True})
         with open(draft, "rb") as handle:
             write_atomic(path, handle.read())
 
