@@ -718,3 +718,33 @@ def test_plugins_appear_in_every_command(plugin_path, tmp_path):
     assert "| capped_welfare |" in compared.stdout.replace("  ", " ") or "capped_welfare" in compared.stdout
     rows = (tmp_path / "out" / "results.csv").read_text()
     assert "capped_welfare" in rows and "error" not in rows
+
+
+# --------------------------------------------------------------------- docs
+def test_the_api_reference_is_the_docstrings():
+    """docs/modelling.md's reference table lists every public name with its docstring's first line."""
+    import inspect
+
+    import laissez_opt.declare as declare
+    from conftest import ROOT
+    from test_docs import sections, tables
+
+    text = (ROOT / "docs" / "modelling.md").read_text(encoding="utf-8")
+    (header, rows), = [t for t in tables(sections(text)["API reference"]) if t[0] == ["name", "what it does"]]
+    listed = {}
+    for name, meaning in rows:
+        name = name.strip("`")
+        if name.startswith("lo."):
+            target = getattr(lo, name[3:])
+        elif "." in name:
+            owner, attribute = name.split(".")
+            target = inspect.getattr_static(getattr(declare, owner), attribute)
+            target = target.fget if isinstance(target, property) else target
+        else:
+            target = getattr(declare, name)
+        first = inspect.getdoc(target).split("\n")[0]
+        assert meaning == first, f"{name}: the table says {meaning!r}, the docstring {first!r}"
+        listed[name] = target
+    missing = [n for n in declare.__all__ if n not in listed and f"lo.{n}" not in listed]
+    assert not missing, f"public names missing from the reference: {missing}"
+    assert {"lo.register_method", "lo.unregister_method"} <= set(listed)
