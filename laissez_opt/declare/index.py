@@ -59,11 +59,9 @@ def stays(instance: Instance) -> tuple[np.ndarray, np.ndarray] | None:
     Read once per instance (instances are immutable), like the instance's own array views.
     """
     if instance not in _STAYS:
-        last = instance.rounds - 1
         arrival = np.fromiter((a.arrival for a in instance.agents), dtype=np.int64, count=instance.n_agents)
-        final = np.fromiter((last if a.deadline is None else a.deadline for a in instance.agents), dtype=np.int64,
-                            count=instance.n_agents)
-        whole = not arrival.any() and bool(np.all(final == last))
+        final = instance.last_rounds  # deadlines clamped to the horizon
+        whole = not arrival.any() and bool(np.all(final == instance.rounds - 1))
         _STAYS[instance] = None if whole else (arrival, final)
     return _STAYS[instance]
 
