@@ -162,7 +162,13 @@ def register_method(method, build=None, *, options=(), objective: str = "", summ
 
 
 def unregister_method(name: str) -> Method:
-    """Remove a method added by :func:`register_method` (built-in methods stay) and return it."""
+    """Remove a method added by :func:`register_method` (built-in methods stay) and return it.
+
+    >>> unregister_method("welfare")
+    Traceback (most recent call last):
+    ...
+    laissez_opt.errors.InputError: method: 'welfare' was not registered in this process
+    """
     if name not in _RUNTIME:
         raise InputError(f"{name!r} was not registered in this process", path="method")
     METHODS.pop(name, None)
@@ -170,7 +176,11 @@ def unregister_method(name: str) -> Method:
 
 
 def registered_at_runtime(name: str) -> Method | None:
-    """The method ``name`` if :func:`register_method` added it in this process (workers need it sent), else None."""
+    """The method ``name`` if :func:`register_method` added it in this process (workers need it sent), else None.
+
+    >>> registered_at_runtime("welfare") is None
+    True
+    """
     return _RUNTIME.get(name)
 
 
@@ -180,6 +190,9 @@ def load_plugins() -> dict[str, str]:
     A plugin names a :class:`Method` or a module exporting ``METHOD``; its
     entry point's name must be the method's name, and may not be a built-in
     or already registered one.  A failing plugin never stops the others.
+
+    >>> isinstance(load_plugins(), dict)
+    True
     """
     global _plugins_loaded
     if _plugins_loaded:
@@ -211,6 +224,10 @@ def load_plugins() -> dict[str, str]:
 
 
 def all_methods() -> dict[str, Method]:
-    """Every method: built-in, registered in this process and from plugins (loaded now if not yet)."""
+    """Every method: built-in, registered in this process and from plugins (loaded now if not yet).
+
+    >>> "welfare" in all_methods() and "greedy" in all_methods()
+    True
+    """
     load_plugins()
     return METHODS

@@ -196,6 +196,22 @@ def test_families_against_plain_loops(three):
     assert si.lower.tolist() == [0.5 * ex["A"], 0.5 * ex["B"]]  # C's equal share is worth nothing: no row
 
 
+def test_capped_sharing_incentive_is_always_feasible_when_time_shared():
+    from laissez_opt.shares import capped_share_ratios, equal_share_utilities
+
+    inst = lo.load("instances/hotos25-table1.json")  # demand 1 each: the plain equal share is out of reach
+    m = Model(inst, integral=False)
+    m.add(capacity(m.x)), m.add(demand(m.x)), m.add(sharing_incentive(m.x, capped=True))
+    m.maximize(welfare(m.x))
+    result = m.solve()
+    assert result.status == "optimal"
+    for agent, floor in zip(inst.agents, capped_share_ratios(inst) * equal_share_utilities(inst)):
+        assert result.utilities[agent.id] >= floor - 1e-9
+    plain = Model(inst, integral=False)
+    plain.add(capacity(plain.x)), plain.add(demand(plain.x)), plain.add(sharing_incentive(plain.x))
+    assert plain.solve().status == "infeasible"
+
+
 def test_envy_rows_match_the_envy_matrix():
     from laissez_opt.analysis.fairness import envy_matrix
 

@@ -49,7 +49,11 @@ CONFLICT_ROW_LIMIT = 64
 
 @dataclass
 class Conflict:
-    """Conflicting rows (``"name[entry]"``, or family names when not refined) and how the search ended."""
+    """Conflicting rows (``"name[entry]"``, or family names when not refined) and how the search ended.
+
+    >>> Conflict(rows=["budget[B]", "floor[B]"], families=["budget", "floor"]).describe()
+    "budget[B], floor[B] cannot hold together (with the variables' bounds); removing any one of them makes the rest feasible"
+    """
 
     rows: list[str] = field(default_factory=list)
     families: list[str] = field(default_factory=list)
@@ -71,7 +75,16 @@ class Conflict:
 
 
 def find_conflict(model: "Model", opts: dict) -> Conflict:
-    """An irreducible set of conflicting families of ``model``, refined to rows when small."""
+    """An irreducible set of conflicting families of ``model``, refined to rows when small.
+
+    ``opts`` are the solve's options (its ``time_limit`` and ``threads`` apply).
+
+    >>> import laissez_opt as lo
+    >>> m = lo.Model(lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)]))
+    >>> _ = m.add(m.x.sum() >= 2, name="two"), m.add(m.x.sum() <= 5, name="five")
+    >>> find_conflict(m, {}).rows
+    ['two']
+    """
     conflict = Conflict()
 
     def feasible(keep: dict) -> bool:

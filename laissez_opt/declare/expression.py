@@ -79,6 +79,12 @@ class Expression:
     <laissez_opt.declare.model.Model.variable>`) and the functions of
     :mod:`laissez_opt.declare.families` (``utility(x)``, ``welfare(x)``, ...);
     do not call the constructor.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A")], [lo.Edge("A", "P", 3.0)])
+    >>> e = 2 * lo.Model(inst).x.sum() + 1
+    >>> e.dims, e.value([1.5])
+    ((), 4.0)
     """
 
     __array_ufunc__ = None  # numpy defers to our reflected operators: array <= e makes a Constraint
@@ -98,12 +104,21 @@ class Expression:
     # ------------------------------------------------------------------ basics
     @classmethod
     def failed(cls, model: "Model", text: str, error: str) -> "Expression":
-        """An expression that could not be formed; the model raises ``error`` when it is used."""
+        """An expression that could not be formed; the model raises ``error`` when it is used.
+
+        >>> Expression.failed(None, "x * x", "not linear")
+        <Expression x * x: cannot be formed: not linear>
+        """
         empty = np.zeros(0, dtype=np.int64)
         return cls(model, Index.scalar(), None, empty, np.zeros(0), None, text, error)
 
     @classmethod
     def constant(cls, model: "Model", value: float) -> "Expression":
+        """The number ``value`` as an expression without variables.
+
+        >>> Expression.constant(None, 2.5).const.tolist()
+        [2.5]
+        """
         empty = np.zeros(0, dtype=np.int64)
         return cls(model, Index.scalar(), None, empty, np.zeros(0), np.array([float(value)]), repr(value))
 
@@ -128,14 +143,34 @@ class Expression:
 
     @property
     def has_variables(self) -> bool:
-        """Whether some coefficient is not zero (``e * 0 + 2`` is a constant)."""
+        """Whether some coefficient is not zero (``e * 0 + 2`` is a constant).
+
+        >>> import laissez_opt as lo
+        >>> x = lo.Model(lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)])).x
+        >>> x.has_variables, (x * 0 + 2).has_variables
+        (True, False)
+        """
         return bool(self.cols.size) and bool(np.any(self.coefs != 0))
 
     def row_array(self) -> np.ndarray:
-        """Local row of every coefficient (materialised for a scalar)."""
+        """Local row of every coefficient (materialised for a scalar).
+
+        >>> import laissez_opt as lo
+        >>> x = lo.Model(lo.Instance([lo.Pool("P")], [lo.Agent("A"), lo.Agent("B")],
+        ...                          [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 1.0)])).x
+        >>> x.sum().row_array().tolist(), x.sum(by="agent").row_array().tolist()
+        ([0, 0], [0, 1])
+        """
         return np.zeros(self.cols.size, dtype=np.int64) if self.rows is None else self.rows
 
     def const_array(self) -> np.ndarray:
+        """The constant of every entry (zeros when there is none).
+
+        >>> import laissez_opt as lo
+        >>> x = lo.Model(lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)])).x
+        >>> (x + 2).const_array().tolist(), x.const_array().tolist()
+        ([2.0], [0.0])
+        """
         return np.zeros(self.size) if self.const is None else self.const
 
     def __repr__(self) -> str:
@@ -243,6 +278,13 @@ class Expression:
 
         ``:`` keeps a dimension whole; a list keeps it, restricted; a single
         label selects it and drops the dimension (as numpy does).
+
+        >>> import laissez_opt as lo
+        >>> inst = lo.Instance([lo.Pool("A10"), lo.Pool("L4")], [lo.Agent("A"), lo.Agent("B")],
+        ...                    [lo.Edge("A", "A10", 1.0), lo.Edge("A", "L4", 1.0), lo.Edge("B", "A10", 1.0)])
+        >>> x = lo.Model(inst).x
+        >>> x[:, "A10", :].dims, x[:, "A10", :].labels(), x["A", ["L4"], 0].labels()
+        (('agent', 'round'), [('A', 0), ('B', 0)], [('L4',)])
         """
         keys = key if isinstance(key, tuple) else (key,)
         text = f"{self.text}[{', '.join(':' if isinstance(k, slice) and k == slice(None) else repr(k) for k in keys)}]"
@@ -629,6 +671,12 @@ class Expression:
         ``values``: a :class:`~laissez_opt.result.Result` of this model's
         instance (the allocation ``x``; other variables need the model's last
         solve), a full column vector, or None for the model's last solve.
+
+        >>> import laissez_opt as lo
+        >>> from laissez_opt.declare import utility
+        >>> inst = lo.load("instances/hotos25-table1.json")
+        >>> utility(lo.Model(inst).x).value(lo.solve(inst, "welfare")).round(6).tolist()
+        [3.333333, 4.347826]
         """
         if self.error:
             raise ValueError(f"{self.text} cannot be formed: {self.error}")
@@ -642,7 +690,13 @@ class Expression:
         return float(total[0]) if not self.dims else total
 
     def labels(self) -> list[tuple]:
-        """The labels of every entry, as tuples of ids and round numbers (slow for large expressions)."""
+        """The labels of every entry, as tuples of ids and round numbers (slow for large expressions).
+
+        >>> import laissez_opt as lo
+        >>> x = lo.Model(lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)], rounds=2)).x
+        >>> x.labels(), x.sum(by="round").labels()
+        ([('A', 'P', 0), ('A', 'P', 1)], [(0,), (1,)])
+        """
         return [self.index.label_tuple(self.space, k) for k in range(self.size)]
 
 
@@ -690,6 +744,13 @@ class Constraint:
     bounded) or another expression.  ``lower`` and ``upper`` are per entry,
     ``-inf``/``inf`` where unbounded.  Comparisons have no truth value: write
     ``0 <= e <= 1`` as two constraints.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 1.0)])
+    >>> rows = lo.Model(inst).x.sum(by="agent") >= {"B": 1}
+    >>> rows, rows.lower.tolist()
+    (<Constraint (unnamed): x.sum(by='agent') >= {'B': 1}, 2 rows>, [-inf, 1.0])
     """
 
     __slots__ = ("expr", "lower", "upper", "name", "kind", "description", "error", "text", "model_rows")
@@ -725,6 +786,13 @@ class Constraint:
 
     @classmethod
     def compare(cls, expr: Expression, rhs, sense: str) -> "Constraint":
+        """The rows ``expr <= rhs`` (``sense`` ``"<="``), ``>=`` or ``==``; what the comparison operators call.
+
+        >>> import laissez_opt as lo
+        >>> x = lo.Model(lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)])).x
+        >>> Constraint.compare(x.sum(), 2, "==").upper.tolist()
+        [2.0]
+        """
         text = f"{expr.text} {sense} {_text_of(rhs)}"
         empty = np.zeros(0)
         if expr.error:
@@ -757,7 +825,13 @@ class Constraint:
         return cls(expr, lower, upper, text=text)
 
     def activity(self, values: Any = None) -> np.ndarray:
-        """The value of every row's expression (see :meth:`Expression.value`)."""
+        """The value of every row's expression (see :meth:`Expression.value`).
+
+        >>> import laissez_opt as lo
+        >>> x = lo.Model(lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)])).x
+        >>> (x.sum() <= 1).activity([0.5]).tolist()
+        [0.5]
+        """
         value = self.expr.value(values)
         return np.atleast_1d(np.asarray(value, dtype=np.float64))
 

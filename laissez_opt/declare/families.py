@@ -40,7 +40,7 @@ import math
 
 import numpy as np
 
-from ..shares import equal_share_utilities
+from ..shares import capped_share_ratios, equal_share_utilities
 from .expression import Constraint, Expression, _frozen, _is_number, _per_label
 from .index import Index
 
@@ -390,20 +390,24 @@ def budget(x: Expression, limits, prices=None) -> Constraint:
                       description="sum_{c,r} p_c h x[i,c,r] <= B_i for each agent i with a budget")
 
 
-def sharing_incentive(x: Expression, alpha: float = 1.0) -> Constraint:
+def sharing_incentive(x: Expression, alpha: float = 1.0, *, capped: bool = False) -> Constraint:
     """``U_i(x) >= alpha U_i^ex`` for every agent whose equal share is worth something (family ``sharing_incentive``).
 
     ``U_i^ex = (w_i / sum_j w_j) sum_{c,r} k_c u_{i,c,r}`` is the utility of
     the weighted time-equal share (``models.md``, sharing incentive): with
     ``alpha = 1`` every agent does at least as well as under equal time
-    sharing (``phi_i >= 1``).  Agents whose demand or rounds cannot hold their
-    share make ``alpha = 1`` infeasible; a smaller ``alpha`` relaxes it.
+    sharing (``phi_i >= 1``).  An agent whose demand or rounds cannot hold its
+    share makes ``alpha = 1`` infeasible.  ``capped=True`` compares with the
+    demand-capped equal share instead, ``U_i >= alpha q_i U_i^ex``
+    (:func:`laissez_opt.shares.capped_share_ratios`): that share is itself an
+    allocation, so in fractional mode every ``alpha <= 1`` is feasible.
 
     >>> import laissez_opt as lo
-    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    >>> inst = lo.Instance([lo.Pool("P", count=4)], [lo.Agent("A", demand=1), lo.Agent("B")],
     ...                    [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 3.0)])
-    >>> sharing_incentive(lo.Model(inst).x).lower.tolist()
-    [1.0, 3.0]
+    >>> x = lo.Model(inst).x          # A's equal share is 2 devices, but it uses at most 1
+    >>> sharing_incentive(x).lower.tolist(), sharing_incentive(x, capped=True).lower.tolist()
+    ([2.0, 6.0], [1.0, 6.0])
     """
     if not _is_number(alpha) or not math.isfinite(float(alpha)) or float(alpha) < 0:
         return _failed_constraint(x, "sharing_incentive", "sharing_incentive(x)",
@@ -411,14 +415,21 @@ def sharing_incentive(x: Expression, alpha: float = 1.0) -> Constraint:
     problem = _allocation_problem(x, "sharing_incentive")
     if problem:
         return _failed_constraint(x, "sharing_incentive", "sharing_incentive(x)", problem)
-    space = x.space
+    if not isinstance(capped, bool):
+        return _failed_constraint(x, "sharing_incentive", "sharing_incentive(x)",
+                                  f"capped must be true or false, got {capped!r}")
     ex = equal_share_utilities(x.model.instance)
     chosen = np.flatnonzero(ex > 0)
+    floor = ex[chosen]
+    reference = "U^ex"
+    if capped:
+        floor = floor * capped_share_ratios(x.model.instance)[chosen]
+        reference = "q U^ex"
     gained = utility(x)
     gained = gained._restrict("agent", chosen, gained.text)
-    return Constraint(gained, float(alpha) * ex[chosen], np.full(chosen.size, np.inf), name="sharing_incentive",
-                      kind="sharing_incentive", text=f"utility(x) >= {float(alpha):g} U^ex",
-                      description=f"U_i(x) >= {float(alpha):g} U_i^ex for each agent i with U_i^ex > 0")
+    return Constraint(gained, float(alpha) * floor, np.full(chosen.size, np.inf), name="sharing_incentive",
+                      kind="sharing_incentive", text=f"utility(x) >= {float(alpha):g} {reference}",
+                      description=f"U_i(x) >= {float(alpha):g} {reference}_i for each agent i with U_i^ex > 0")
 
 
 def maxmin_floor(x: Expression, t, normalizer: str = "equal_share") -> Constraint:

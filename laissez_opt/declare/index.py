@@ -56,7 +56,13 @@ _STAYS: "weakref.WeakKeyDictionary[Instance, tuple | None]" = weakref.WeakKeyDic
 def stays(instance: Instance) -> tuple[np.ndarray, np.ndarray] | None:
     """Each agent's first and last round ``(a_i, D_i)`` as arrays; None when every agent stays all rounds.
 
+    ``D_i`` is the deadline clamped to the horizon (:attr:`Instance.last_rounds`).
     Read once per instance (instances are immutable), like the instance's own array views.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A", arrival=1), lo.Agent("B")], [], rounds=3)
+    >>> [a.tolist() for a in stays(inst)], stays(lo.Instance([lo.Pool("P")], [lo.Agent("A")], []))
+    ([[1, 0], [2, 2]], None)
     """
     if instance not in _STAYS:
         arrival = np.fromiter((a.arrival for a in instance.agents), dtype=np.int64, count=instance.n_agents)
@@ -74,6 +80,11 @@ class Space:
     """The label spaces of one instance: agent and pool ids, rounds, clusters.
 
     ``pool_cluster[c]`` is the cluster code of pool ``c``.
+
+    >>> import laissez_opt as lo
+    >>> space = Space(lo.load("instances/hotos25-table1.json"))
+    >>> space.codes("pool", ["Trainium", "A10"]).tolist(), space.size("agent"), space.pool_cluster.tolist()
+    ([0, 2], 2, [0, 0, 0])
     """
 
     def __init__(self, instance: Instance):
@@ -170,6 +181,12 @@ class Index:
     to; a grouped sum (:meth:`product`) makes one entry per label of the
     (restricted) domains, so a sum over an empty set is an entry with value 0.
     A scalar has no dimensions and one entry.
+
+    >>> import numpy as np, laissez_opt as lo
+    >>> space = Space(lo.load("instances/hotos25-table1.json"))
+    >>> index = Index(("agent",), (np.array([1, 0]),), 2)
+    >>> index.keys(space).tolist(), index.label(space, 0), index.lookup_rows(space, np.array([0, 5])).tolist()
+    ([1, 0], 'B', [1, -1])
     """
 
     __slots__ = ("dims", "codes", "size", "domains", "_keys")

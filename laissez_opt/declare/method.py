@@ -60,7 +60,18 @@ def _fingerprint(build: Callable, options: tuple[Option, ...]) -> str:
 
 
 class DeclaredRun:
-    """The ``run`` of a declared method: build the model with the method's options, solve it, name the result."""
+    """The ``run`` of a declared method: build the model with the method's options, solve it, name the result.
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.declare import capacity, demand, welfare
+    >>> def plain(instance):
+    ...     m = lo.Model(instance); m.add(capacity(m.x)); m.add(demand(m.x)); m.maximize(welfare(m.x))
+    ...     return m
+    >>> run = DeclaredRun("plain", plain, (), fractional=False)
+    >>> inst = lo.load("instances/hotos25-table1.json")
+    >>> run.estimate(inst, {}).variables, round(run(inst, solver="ortools").objective, 6)
+    (5.0, 7.681159)
+    """
 
     def __init__(self, name: str, build: Callable, options: tuple[Option, ...], fractional: bool):
         self.name = name
@@ -88,7 +99,11 @@ class DeclaredRun:
         return build, solve
 
     def model(self, instance: Instance, options: dict | None = None) -> Model:
-        """The model ``build`` declares for ``instance`` with ``options`` (checked and completed with defaults)."""
+        """The model ``build`` declares for ``instance`` with ``options`` (checked and completed with defaults).
+
+        Raises :class:`InputError` when ``build`` returns no ``lo.Model`` of
+        this instance, or one without ``capacity(m.x)`` and ``demand(m.x)``.
+        """
         build_args, _ = self._arguments(options or {})
         cached = self._cache
         if cached is not None and cached[0] is instance and cached[1] == build_args:

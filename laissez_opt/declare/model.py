@@ -72,7 +72,13 @@ _SOLVER_OPTIONS = {o.name: o for o in solver_options(fractional=False)}
 
 @dataclass(frozen=True)
 class Objective:
-    """One objective: ``sense`` (``"max"`` or ``"min"``) of a scalar expression, with a name."""
+    """One objective: ``sense`` (``"max"`` or ``"min"``) of a scalar expression, with a name.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 2.0)])
+    >>> Objective("max", lo.Model(inst).x.sum())
+    <Objective maximize x.sum()>
+    """
 
     sense: str
     expr: Expression
@@ -107,7 +113,15 @@ def minimize(expr: Expression, *, name: str = "objective") -> Objective:
 
 
 class DeclaredVariable:
-    """A block of variables: columns ``start .. start + size - 1``, declared bounds, integrality, labels."""
+    """A block of variables: columns ``start .. start + size - 1``, declared bounds, integrality, labels.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 2.0)])
+    >>> m = lo.Model(inst)
+    >>> _ = m.x
+    >>> m.variables["x"], m.variables["x"].label(0)
+    (<DeclaredVariable x: 1 integer entries indexed by agent, pool, round>, 'A, P, round 0')
+    """
 
     __slots__ = ("name", "start", "size", "lower", "upper", "integer", "index", "description", "expr", "space")
 
@@ -169,6 +183,18 @@ class Model:
     constraint families are identifiers (letters, digits, ``_``), unique
     within the model, and become the names of the lowered blocks, Pyomo
     components and LP/MPS rows.
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.declare import capacity, welfare
+    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 2.0), lo.Edge("B", "P", 1.0)])
+    >>> m = lo.Model(inst, name="two", integral=False)
+    >>> _ = m.add(capacity(m.x))
+    >>> m.maximize(welfare(m.x))
+    >>> m
+    <Model 'two' on 'instance': 2 variables in 1 blocks, 1 rows in 1 families, 1 objective(s)>
+    >>> m.solve().objective
+    4.0
     """
 
     def __init__(self, instance: Instance, *, name: str = "model", integral: bool = True):
@@ -206,7 +232,14 @@ class Model:
         """The allocation: devices of pool ``c`` given to agent ``i`` in round ``r``, one entry per edge and round.
 
         Indexed by ``agent``, ``pool`` and ``round`` (entries in edge order,
-        rounds fastest); declared on first use as the block ``x``.
+        rounds fastest); declared on first use as the block ``x``, with
+        ``0 <= x <= min(d_i, k_c)`` inside the agent's rounds and ``x = 0`` outside.
+
+        >>> import laissez_opt as lo
+        >>> inst = lo.Instance([lo.Pool("P", count=3)], [lo.Agent("A", demand=2)], [lo.Edge("A", "P", 1.0)])
+        >>> m = lo.Model(inst)
+        >>> m.x.labels(), m.variables["x"].upper.tolist()
+        ([('A', 'P', 0)], [2.0])
         """
         if self._x is None:
             inst = self.instance
@@ -302,9 +335,20 @@ class Model:
         """Add a family of rows under ``name`` (default: the family's own name, else ``c1``, ``c2``, ...).
 
         ``constraint`` comes from a comparison (``x.sum(pool="A10") <= 2``) or
-        a family of :mod:`laissez_opt.declare.families` (``capacity(x)``).  An
+        a family of :mod:`laissez_opt.declare.families` (``capacity(x)``): one
+        row ``lower_k <= e_k <= upper_k`` per entry ``k`` of its expression.  An
         expression that could not be formed is reported here, naming the
         constraint.  Returns the constraint as added.
+
+        >>> import laissez_opt as lo
+        >>> inst = lo.Instance([lo.Pool("A10")], [lo.Agent("A")], [lo.Edge("A", "A10", 1.0)])
+        >>> m = lo.Model(inst)
+        >>> m.add(m.x.sum(pool="A10") <= 2, name="a10_cap")
+        <Constraint a10_cap: x.sum(pool='A10') <= 2, 1 rows>
+        >>> m.add(m.x.sum(pool="A11") <= 2, name="typo")
+        Traceback (most recent call last):
+        ...
+        laissez_opt.errors.InputError: constraint 'typo': x.sum(pool='A11') <= 2: unknown pool 'A11' (did you mean 'A10'?); the instance's pools are A10
         """
         label = name or (constraint.name if isinstance(constraint, Constraint) else None) or f"c{len(self.constraints) + 1}"
         where = f"constraint {label!r}"
@@ -331,7 +375,14 @@ class Model:
         return added
 
     def remove(self, name: str) -> Constraint:
-        """Remove the constraint family ``name`` and return it."""
+        """Remove the constraint family ``name`` and return it.
+
+        >>> import laissez_opt as lo
+        >>> m = lo.Model(lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)]))
+        >>> _ = m.add(m.x.sum() <= 0, name="closed")
+        >>> m.remove("closed").name, list(m.constraints)
+        ('closed', [])
+        """
         if name not in self.constraints:
             raise InputError(f"no constraint named {name!r}; the model has {', '.join(self.constraints) or 'none'}",
                              path="constraint")
@@ -353,11 +404,24 @@ class Model:
 
     # ------------------------------------------------------------- objectives
     def maximize(self, expr: Expression) -> None:
-        """Maximise the scalar ``expr`` (replaces any objective)."""
+        """Maximise the scalar ``expr`` (replaces any objective).
+
+        >>> import laissez_opt as lo
+        >>> m = lo.Model(lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)]))
+        >>> m.maximize(m.x.sum()); m.objectives
+        [<Objective maximize x.sum()>]
+        """
         self.lexicographic(Objective("max", expr))
 
     def minimize(self, expr: Expression) -> None:
-        """Minimise the scalar ``expr`` (replaces any objective)."""
+        """Minimise the scalar ``expr`` (replaces any objective).
+
+        >>> import laissez_opt as lo
+        >>> m = lo.Model(lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)]))
+        >>> _ = m.add(m.x.sum() >= 1, name="serve")
+        >>> m.minimize(2 * m.x.sum()); m.solve().objective
+        2.0
+        """
         self.lexicographic(Objective("min", expr))
 
     def lexicographic(self, *objectives: Objective, tolerance: float = 1e-7) -> None:
@@ -415,7 +479,14 @@ class Model:
         One variable block per declared block and one constraint block per
         family, with the same names; constants move into the row bounds; the
         first objective (a feasibility model has none: objective 0, maximised).
-        A transportation structure is detected and recorded.
+        A transportation structure is detected on the first query.
+
+        >>> import laissez_opt as lo
+        >>> from laissez_opt.declare import capacity, demand
+        >>> m = lo.Model(lo.load("instances/hotos25-table1.json"))
+        >>> _ = m.add(capacity(m.x)), m.add(demand(m.x))
+        >>> m.lower().summary()
+        {'name': 'model', 'sense': 'max', 'variables': {'x': 5}, 'constraints': {'capacity': 3, 'demand': 2}, 'integer': True, 'transportation': True}
         """
         if self._lowered is not None and self._lowered[0] == self._version:
             return self._lowered[1]
@@ -471,7 +542,15 @@ class Model:
         return vector, offset
 
     def size(self) -> SizeEstimate:
-        """The declared size: variables, rows and coefficients (the estimate of a run before it is lowered)."""
+        """The declared size: variables, rows and coefficients (the estimate of a run before it is lowered).
+
+        >>> import laissez_opt as lo
+        >>> from laissez_opt.declare import capacity
+        >>> m = lo.Model(lo.load("instances/hotos25-table1.json"))
+        >>> _ = m.add(capacity(m.x))
+        >>> size = m.size(); (size.variables, size.constraints, size.nonzeros)
+        (5.0, 3.0, 5.0)
+        """
         nonzeros = sum(c.expr.nnz for c in self.constraints.values())
         rows = sum(c.size for c in self.constraints.values())
         edge_rounds = float(self.x.size) if self.has_allocation else 0.0
@@ -482,20 +561,45 @@ class Model:
         )
 
     def to_pyomo(self):
-        """The lowered model as a :class:`pyomo.environ.ConcreteModel` (first objective), components named as declared."""
+        """The lowered model as a :class:`pyomo.environ.ConcreteModel` (first objective), components named as declared.
+
+        >>> import laissez_opt as lo
+        >>> from laissez_opt.declare import capacity
+        >>> m = lo.Model(lo.load("instances/hotos25-table1.json"))
+        >>> _ = m.add(capacity(m.x))
+        >>> sorted(c.name for c in m.to_pyomo().component_objects())
+        ['capacity', 'objective', 'x']
+        """
         from ..modeling.pyomo_route import to_pyomo
 
         return to_pyomo(self.lower())
 
     def write(self, path: str) -> None:
-        """Write the lowered model (first objective) as an LP or MPS file (by suffix), atomically."""
+        """Write the lowered model (first objective) as an LP or MPS file (by suffix), atomically.
+
+        >>> import os, tempfile, laissez_opt as lo
+        >>> from laissez_opt.declare import capacity
+        >>> m = lo.Model(lo.load("instances/hotos25-table1.json"))
+        >>> _ = m.add(capacity(m.x))
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     m.write(os.path.join(folder, "m.lp"))
+        ...     "capacity(" in open(os.path.join(folder, "m.lp")).read()
+        True
+        """
         from ..modeling.pyomo_route import write_model
 
         write_model(self.lower(), path)
 
     # ------------------------------------------------------------------ values
     def column_values(self, values: Any = None) -> np.ndarray:
-        """A full column vector from ``values`` (None: the last solve; a Result: its ``x``, others NaN; an array)."""
+        """A full column vector from ``values`` (None: the last solve; a Result: its ``x``, others NaN; an array).
+
+        >>> import laissez_opt as lo
+        >>> m = lo.Model(lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)]))
+        >>> _ = m.x, m.variable("t")
+        >>> m.column_values(lo.solve(m.instance, "welfare")).tolist()
+        [1.0, nan]
+        """
         if values is None:
             if self.last_values is None or self.last_values.size != self.n_columns:
                 raise ValueError(f"model {self.name!r} has no solution yet (solve it, or pass a result)")
@@ -515,7 +619,13 @@ class Model:
         return array
 
     def edge_lookup(self) -> tuple[np.ndarray, np.ndarray]:
-        """Sorted keys ``agent * m + pool`` of the edges and the edge number of each (for label lookups)."""
+        """Sorted keys ``agent * m + pool`` of the edges and the edge number of each (for label lookups).
+
+        >>> import laissez_opt as lo
+        >>> inst = lo.Instance([lo.Pool("P"), lo.Pool("Q")], [lo.Agent("A")], [lo.Edge("A", "Q", 1.0), lo.Edge("A", "P", 1.0)])
+        >>> [k.tolist() for k in lo.Model(inst).edge_lookup()]
+        [[0, 1], [1, 0]]
+        """
         if self._edge_keys is None:
             inst = self.instance
             keys = inst.edge_agent * inst.n_pools + inst.edge_pool
@@ -545,6 +655,14 @@ class Model:
         LP; at most :data:`BINDING_LIMIT` listed), ``binding_rows`` (their
         number), ``duals`` (where duals came from, or why there are none) and,
         for lexicographic models, ``levels``.
+
+        >>> import laissez_opt as lo
+        >>> from laissez_opt.declare import capacity, welfare
+        >>> m = lo.Model(lo.load("instances/hotos25-table1.json"))
+        >>> _ = m.add(capacity(m.x))
+        >>> m.maximize(welfare(m.x))
+        >>> [(r.status, round(r.objective, 6), r.route) for r in (m.solve(), m.solve(solver="ortools"))]
+        [('optimal', 12.766943, 'highspy-mip'), ('optimal', 12.766943, 'ortools-cp-sat')]
         """
         given = {"solver": solver, "via": via, "time_limit": time_limit, "threads": threads, "mip_gap": mip_gap,
                  "verbose": verbose, "backend": backend}

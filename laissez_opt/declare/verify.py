@@ -49,6 +49,9 @@ class DeclaredCheck:
     ``activities`` holds the re-evaluated value of every row of every
     constraint family (by name); ``objectives`` the re-evaluated objectives,
     in order; ``max_violation`` the largest violation found (absolute).
+
+    >>> str(DeclaredCheck(ok=True))
+    'every declared row, bound and objective holds'
     """
 
     ok: bool
@@ -59,7 +62,11 @@ class DeclaredCheck:
     objectives: list[float] = field(default_factory=list)
 
     def summary(self) -> dict:
-        """A JSON-ready summary for a result's ``details``."""
+        """A JSON-ready summary for a result's ``details``.
+
+        >>> DeclaredCheck(ok=True).summary()
+        {'ok': True, 'violations': [], 'count': 0, 'max_violation': 0.0}
+        """
         return {"ok": self.ok, "violations": self.violations[:_LISTED], "count": self.count,
                 "max_violation": self.max_violation}
 
@@ -72,7 +79,13 @@ class DeclaredCheck:
 
 def row_activity(rows: np.ndarray | None, cols: np.ndarray, coefs: np.ndarray, const: np.ndarray | None,
                  size: int, values: np.ndarray) -> np.ndarray:
-    """``sum a v + c`` per row, from coefficient triplets (``rows`` None: every coefficient in row 0)."""
+    """``sum a v + c`` per row, from coefficient triplets (``rows`` None: every coefficient in row 0).
+
+    >>> import numpy as np
+    >>> row_activity(np.array([0, 1, 1]), np.array([0, 0, 1]), np.array([1.0, 2.0, 3.0]), None, 2,
+    ...              np.array([1.0, 10.0])).tolist()
+    [1.0, 32.0]
+    """
     terms = coefs * values[cols]
     if rows is None:
         activity = np.array([terms.sum()]) if size else np.zeros(0)
@@ -92,6 +105,12 @@ def check_declaration(model: "Model", values: np.ndarray, *, objective_values=()
 
     ``objective_values`` are the objective values a solver reported, in the
     order of the model's objectives; each is compared with the re-evaluation.
+
+    >>> import numpy as np, laissez_opt as lo
+    >>> m = lo.Model(lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 2.0)]))
+    >>> m.maximize(2 * m.x.sum())
+    >>> check_declaration(m, np.array([1.0]), objective_values=[2.5]).violations
+    ["objective 'objective': reported 2.5, re-evaluated 2"]
     """
     out = DeclaredCheck(ok=True)
 
