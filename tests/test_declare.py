@@ -347,7 +347,11 @@ def test_random_user_models_agree_on_every_route_and_with_brute_force(inst, spec
             assert result.status == "infeasible", (route, result.objective)
             assert result.details["conflict"], route
         else:
-            assert result.status == "optimal" and result.verified, route
+            # CP-SAT scales inexact objective coefficients and calls an optimum of 0 with a rounding bound
+            # "feasible" (its relative gap is undefined); it must still be proven to within that bound.
+            proven = result.status == "optimal" or (
+                result.status == "feasible" and close(result.bound, result.objective, 1e-7))
+            assert proven and result.verified, (route, result.status, result.bound)
             assert close(result.objective, expected), (route, result.objective, expected)
 
 
