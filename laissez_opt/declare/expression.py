@@ -814,8 +814,7 @@ class Constraint:
         if sense == "<=":
             lower, upper = -unbounded, values
         elif sense == ">=":
-            lower, upper = np.where(np.isnan(values), -np.inf, values), unbounded
-            lower = np.where(values == np.inf, np.inf, lower)
+            lower, upper = values, unbounded
         else:
             lower, upper = values.copy(), values
         upper = np.where(np.isnan(upper), np.inf, upper)
