@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 from ..errors import InputError
 from ..instance import Instance
 from ..io import dumps_instance, instance_from_dict, load_instance
-from ..methods import get_method
+from ..methods import get_method, registered_at_runtime
 from .executors import EXECUTORS, run_dask, run_local_pool
 from .store import RunStore, run_key
 
@@ -117,6 +117,8 @@ def _run_task(task: dict) -> dict:
     from ..api import solve
 
     instance = instance_from_dict(json.loads(task["instance"]), task["source"])
+    if task.get("method_spec") is not None:
+        _ensure_registered(task["method_spec"])
     spec = get_method(task["method"])
     options = dict(task["options"])
     if spec.kind == "exact":
@@ -181,6 +183,44 @@ def _run_task(task: dict) -> dict:
             row["pareto_efficient"] = check.efficient
             row["pareto_gain"] = check.total_gain
     return row
+
+
+def _ensure_registered(spec) -> None:
+    """Register a method sent from the parent process (``lo.register_method`` there) unless this process has it."""
+    from ..methods import METHODS, register_method
+
+    if spec.name not in METHODS:
+        register_method(spec)
+
+
+def _shipped(name: str, workers: int, executor: str):
+    """The method to send to worker processes with each task (None for built-in and plugin methods).
+
+    A method registered in this process exists in no other; it travels with
+    its tasks, so its build function must be picklable (defined at the top
+    level of an importable module or script).
+    """
+    import pickle
+
+    spec = registered_at_runtime(name)
+    if spec is None:
+        return None
+    if workers > 1 or executor == "dask":
+        try:
+            pickle.dumps(spec)
+        except Exception as exc:
+            raise InputError(
+                f"method {name!r} was registered in this process, and worker processes need it sent to them, but "
+                f"it cannot be pickled ({type(exc).__name__}: {exc}); define its build function at the top level "
+                f"of a module or script, publish it as a plugin, or compare with workers=1",
+                path="--methods",
+            ) from None
+    return spec
+
+
+def _fingerprint(name: str) -> str | None:
+    """A digest of a declared method's definition, so the run store never reuses runs of an older one."""
+    return getattr(get_method(name).run, "fingerprint", None)
 
 
 @dataclass
@@ -279,6 +319,7 @@ def compare(
     run_methods = methods + [OBJECTIVES[o].reference for o in objectives if OBJECTIVES[o].reference not in methods]
     run_methods = list(dict.fromkeys(run_methods))
     method_options = method_options or {}
+    shipped = {name: _shipped(name, workers, executor) for name in run_methods}
     tasks = []
     for item in instances:
         inst = item if isinstance(item, Instance) else load_instance(item)
@@ -293,9 +334,13 @@ def compare(
                 if OBJECTIVES[objective].reference == name and name not in methods:
                     options.update(OBJECTIVES[objective].reference_options)
             options.update(method_options.get(name, {}))
+            keyed = {**options, "objectives": objectives, "pareto": pareto}
+            fingerprint = _fingerprint(name)
+            if fingerprint is not None:
+                keyed["definition"] = fingerprint
             tasks.append({"instance": text, "hash": digest, "source": str(source), "method": name, "options": options,
-                          "objectives": objectives, "pareto": pareto,
-                          "key": run_key(digest, name, {**options, "objectives": objectives, "pareto": pareto})})
+                          "objectives": objectives, "pareto": pareto, "method_spec": shipped.get(name),
+                          "key": run_key(digest, name, keyed)})
     run_store = RunStore(store) if store is not None else None
     rows: dict[str, dict] = {}
     pending = []
