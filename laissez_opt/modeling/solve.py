@@ -35,6 +35,7 @@ def solve_model(
     mip_gap: float = 1e-7,
     backend: str | None = None,
     verbose: bool = False,
+    duals: bool = False,
 ) -> Solution:
     """Solve a declared model.
 
@@ -46,6 +47,10 @@ def solve_model(
     Inside :func:`laissez_opt.limits.deadline` (as every ``lo.solve`` runs) the
     solver gets only what is left of the run's time limit, so building and
     solving share one limit; when nothing is left, :class:`NoSolutionError`.
+
+    ``duals=True`` asks an LP route (HiGHS, GLOP, Pyomo's HiGHS plugin) for the
+    optimum's duals (:class:`~laissez_opt.modeling.solution.Duals`, with the
+    basis on HiGHS); other routes leave ``Solution.duals`` None.
     """
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"time limit must be > 0 seconds, got {time_limit!r}", path="time_limit")
@@ -60,15 +65,18 @@ def solve_model(
     if via == "pyomo":
         from .pyomo_route import solve_pyomo
 
-        return solve_pyomo(model, solver=solver, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose)
+        return solve_pyomo(model, solver=solver, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose,
+                           duals=duals)
     if via != "direct":
         raise InputError(f"unknown route {via!r}; choose one of {', '.join(ROUTES)}", path="--via")
     if solver == "highs":
         from .highs_route import solve_highs
 
-        return solve_highs(model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose)
+        return solve_highs(model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose,
+                           duals=duals)
     if solver == "ortools":
         from .ortools_route import solve_ortools
 
-        return solve_ortools(model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, backend=backend)
+        return solve_ortools(model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, backend=backend,
+                             duals=duals)
     raise InputError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}", path="--solver")
