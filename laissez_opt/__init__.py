@@ -7,12 +7,13 @@
 1.5
 """
 
-from .api import check, estimate, generate, load, solve, verify
+from .api import certify, check, check_certificate, estimate, generate, load, load_certificate, solve, verify
 from .errors import (
     InfeasibleError,
     InputError,
     LaissezOptError,
     NoSolutionError,
+    NotProvenError,
     SolverUnavailableError,
     VerificationError,
 )
@@ -38,6 +39,9 @@ __all__ = [
     "generate",
     "verify",
     "check",
+    "certify",
+    "check_certificate",
+    "load_certificate",
     "dumps_instance",
     "instance_from_dict",
     "instance_to_dict",
@@ -46,6 +50,7 @@ __all__ = [
     "InputError",
     "LaissezOptError",
     "NoSolutionError",
+    "NotProvenError",
     "SolverUnavailableError",
     "VerificationError",
 ]

@@ -24,7 +24,10 @@ from .limits import SizeEstimate, TimeLimitReached, deadline, parse_memory, refu
 from .methods import get_method
 from .result import Result
 
-__all__ = ["load", "solve", "estimate", "generate", "verify", "check", "solve_options", "check_time_limit"]
+__all__ = [
+    "load", "solve", "estimate", "generate", "verify", "check", "solve_options", "check_time_limit", "certify",
+    "check_certificate", "load_certificate",
+]
 
 
 def load(path: str | os.PathLike) -> Instance:
@@ -224,3 +227,99 @@ def check(instance, result, **opts):
         result = load_result(result)
     opts.setdefault("source", source)
     return run_check(instance, result, **opts)
+
+
+def _result_and_allocation(result):
+    """A :class:`Result` and its allocation records with exact amounts (a file's decimals when read from a path)."""
+    from .io import load_result, result_from_dict
+
+    if isinstance(result, Result):
+        return result, None, None
+    if isinstance(result, dict):
+        return result_from_dict(result), None, None
+    if isinstance(result, (str, os.PathLike)):
+        from .analysis.rational import read_exact_json
+
+        loaded = load_result(result)
+        exact = read_exact_json(result)
+        records = [{**rec, "round": rec.get("round", 0)} for rec in exact.get("allocation", [])]
+        return loaded, records, str(result)
+    raise InputError(f"expected a Result, a result dictionary or the path of a result file, got {type(result).__name__}",
+                     path="result")
+
+
+def load_certificate(path: str | os.PathLike):
+    """Read a certificate file (``format: laissez-opt/certificate``) written by :func:`certify` or ``laissez-opt certify -o``."""
+    from .analysis.certify import Certificate
+    from .io import read_json
+
+    return Certificate.from_dict(read_json(path), str(path))
+
+
+def certify(instance, result, *, claim: str = "auto", certificate=None, tolerance: float = 1e-9):
+    """Prove ``result``'s claim in exact rational arithmetic; a :class:`~laissez_opt.analysis.certify.CertifyReport`.
+
+    For an LP-based result (``welfare``; ``vcg`` with its payments; the
+    fractional ``maxmin``, ``themis`` and ``fair_welfare``) the claim is its
+    optimality; ``claim="pareto"`` proves instead that any result's allocation
+    is Pareto-efficient (or exhibits an improvement).  The certificate (LP
+    primal solutions and multipliers, every number a rational) is built with
+    HiGHS's bases re-solved exactly, or read from ``certificate`` (a
+    :class:`~laissez_opt.analysis.certify.Certificate`, a dictionary or a path),
+    and checked against the instance's decimal numbers with no solver
+    (:func:`laissez_opt.analysis.certify.check_certificate`).  ``report.proven``
+    is the verdict, ``report.failure`` names the failing row, column or value,
+    ``report.exact`` the proven values as ``p/q`` text, and
+    ``report.certificate.to_dict()`` the certificate file.
+
+    ``instance``: an :class:`Instance` or a path; ``result``: a
+    :class:`Result`, a result dictionary or a path (whose decimals are read
+    exactly); ``tolerance``: how far (relative) the result's floating-point
+    numbers may be from the exact ones.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 0.3), lo.Edge("B", "P", 0.7)], name="two")
+    >>> report = lo.certify(inst, lo.solve(inst, "maxmin", fractional=True))
+    >>> report.proven, report.exact["leximin"]
+    (True, {'A': '1', 'B': '1'})
+    """
+    from .analysis.certify import Certificate, certify as run_certify
+
+    instance = _as_instance(instance)
+    result, records, _ = _result_and_allocation(result)
+    source = None
+    if isinstance(certificate, (str, os.PathLike)):
+        source = str(certificate)
+        certificate = load_certificate(certificate)
+    elif certificate is not None and not isinstance(certificate, (Certificate, dict)):
+        raise InputError(f"expected a certificate (object, dictionary or path), got {type(certificate).__name__}",
+                         path="certificate")
+    return run_certify(instance, result, claim=claim, certificate=certificate, tolerance=tolerance,
+                       allocation=records, certificate_source=source)
+
+
+def check_certificate(instance, certificate):
+    """Check a certificate against ``instance`` in exact arithmetic, with no solver and no result.
+
+    Returns a :class:`~laissez_opt.analysis.certify.CertificateCheck` (``ok``,
+    ``failure``, the proven ``values``).  ``certificate``: a path, a dictionary
+    or a :class:`~laissez_opt.analysis.certify.Certificate`.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 0.5)], name="one")
+    >>> cert = lo.certify(inst, lo.solve(inst, "welfare")).certificate.to_dict()
+    >>> lo.check_certificate(inst, cert).ok
+    True
+    >>> cert["lps"][0]["dual"] = {'capacity["P",0]': "1"}   # a multiplier too large
+    >>> lo.check_certificate(inst, cert).failure
+    'LP 1 (welfare): objective: the allocation reaches 1/2 but the dual bound is 1'
+    """
+    from .analysis.certify import check_certificate as run_check
+
+    instance = _as_instance(instance)
+    source = None
+    if isinstance(certificate, (str, os.PathLike)):
+        source = str(certificate)
+        certificate = load_certificate(certificate)
+    return run_check(instance, certificate, source=source)

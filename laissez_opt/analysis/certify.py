@@ -478,6 +478,12 @@ def _claim_leximin(ex, cert, checked) -> dict:
     frozen: dict[int, Number] = {}
     levels: list[Number] = []
     previous = None
+    if not part:
+        # Nobody can get a positive utility: every value is 0, and the one LP (no free agent) says t = 0.
+        if len(checked) != 1 or checked[0][0].parameters.get("free") or checked[0][0].parameters.get("frozen"):
+            raise _NotProven("no agent can get a positive utility; the certificate should hold one empty level LP")
+        return {"normalizer": normalizer, "leximin": {a: 0 for a in ids}, "levels": [], "objective": 0,
+                "taking_part": []}
     for k, (entry, lp, x, y, verdict) in enumerate(checked):
         p = entry.parameters
         if p.get("normalizer", "equal_share") != normalizer:

@@ -60,6 +60,7 @@ __all__ = [
     "SingularBasisError",
     "solve_sparse",
     "basis_solution",
+    "exact_simplex",
     "solve_exact",
     "as_fraction",
     "rational_text",
@@ -480,6 +481,108 @@ def solve_sparse(equations: list[dict], rhs: list[Number]) -> dict:
 _LOWER, _BASIC, _UPPER, _ZERO = 0, 1, 2, 3
 
 
+def _resting(status: int, lo: Number | None, up: Number | None) -> Number:
+    """Where a nonbasic variable (or row activity) rests for its basis status."""
+    if status == _UPPER and up is not None:
+        return up
+    if status == _ZERO:
+        return 0
+    if lo is not None:
+        return lo
+    return up if up is not None else 0
+
+
+class _Basis:
+    """A basis of an :class:`ExactLP` and its exact linear algebra.
+
+    The LP is read as ``A x - s = 0`` with ``l <= x <= u`` and ``L <= s <= U``:
+    each row has a slack ``s_r`` (its activity).  ``m`` of the ``n + m``
+    variables are basic.  The basic columns solve the equations of the
+    nonbasic rows (whose activity rests at a bound); basic rows' activities
+    follow.  Every system is solved afresh by :func:`solve_sparse`.
+    """
+
+    def __init__(self, lp: ExactLP, column_status, row_status):
+        self.lp = lp
+        self.cs = [int(v) for v in column_status]
+        self.rs = [int(v) for v in row_status]
+        if len(self.cs) != lp.n_cols or len(self.rs) != lp.n_rows:
+            raise ValueError("the basis does not match the LP's columns and rows")
+
+    def _system(self):
+        lp = self.lp
+        nonbasic_rows = [r for r, v in enumerate(self.rs) if v != _BASIC]
+        equations = {r: {} for r in nonbasic_rows}
+        basic = [j for j, v in enumerate(self.cs) if v == _BASIC]
+        for j in basic:
+            for r, a in zip(lp.col_rows[j], lp.col_coefs[j]):
+                if r in equations:
+                    equations[r][j] = a
+        return nonbasic_rows, equations, basic
+
+    def primal(self) -> list[Number]:
+        """``x`` of the basis: nonbasic columns at their bounds, basic ones from ``B x_B = b - N x_N``."""
+        lp = self.lp
+        x: list[Number] = [0] * lp.n_cols
+        for j, status in enumerate(self.cs):
+            if status != _BASIC:
+                x[j] = _resting(status, lp.col_lower[j], lp.col_upper[j])
+        nonbasic_rows, equations, basic = self._system()
+        target = {r: _resting(self.rs[r], lp.row_lower[r], lp.row_upper[r]) for r in nonbasic_rows}
+        for j, v in enumerate(x):
+            if v and self.cs[j] != _BASIC:
+                for r, a in zip(lp.col_rows[j], lp.col_coefs[j]):
+                    if r in target:
+                        target[r] -= a * v
+        if nonbasic_rows or basic:
+            values = solve_sparse([equations[r] for r in nonbasic_rows], [target[r] for r in nonbasic_rows])
+            for j, v in values.items():
+                x[j] = v
+        return x
+
+    def duals(self, cost: Sequence[Number]) -> list[Number]:
+        """``y`` with ``y_r = 0`` on basic rows and ``(A^T y)_j = cost_j`` on basic columns."""
+        lp = self.lp
+        nonbasic_rows, equations, basic = self._system()
+        y: list[Number] = [0] * lp.n_rows
+        if basic:
+            transposed = [{r: a for r, a in zip(lp.col_rows[j], lp.col_coefs[j]) if r in equations} for j in basic]
+            for r, v in solve_sparse(transposed, [cost[j] for j in basic]).items():
+                y[r] = v
+        return y
+
+    def direction(self, entering: int, sign: int) -> tuple[dict[int, Number], dict[int, Number]]:
+        """How basic columns and row activities move per unit step of variable ``entering`` in direction ``sign``.
+
+        ``entering < n``: column ``entering``; otherwise the slack of row ``entering - n``.
+        Returns ``({basic column: dx}, {row: d activity})`` (zeros left out).
+        """
+        lp = self.lp
+        n = lp.n_cols
+        nonbasic_rows, equations, basic = self._system()
+        rhs = {r: 0 for r in nonbasic_rows}
+        moved: dict[int, Number] = {}
+        if entering < n:
+            moved[entering] = sign
+            for r, a in zip(lp.col_rows[entering], lp.col_coefs[entering]):
+                if r in rhs:
+                    rhs[r] -= sign * a
+        else:
+            rhs[entering - n] = sign
+        dx = {}
+        if nonbasic_rows or basic:
+            dx = {j: v for j, v in solve_sparse([equations[r] for r in nonbasic_rows],
+                                                [rhs[r] for r in nonbasic_rows]).items() if v}
+        moved.update(dx)
+        activity: dict[int, Number] = {}
+        for j, v in moved.items():
+            for r, a in zip(lp.col_rows[j], lp.col_coefs[j]):
+                activity[r] = activity.get(r, 0) + a * v
+        if entering >= n:
+            activity[entering - n] = sign
+        return dx, {r: v for r, v in activity.items() if v}
+
+
 def basis_solution(lp: ExactLP, column_basis, row_basis) -> tuple[list[Number], list[Number]]:
     """The exact primal ``x`` and row duals ``y`` of a basis of ``lp``.
 
@@ -492,59 +595,132 @@ def basis_solution(lp: ExactLP, column_basis, row_basis) -> tuple[list[Number], 
     Both systems are solved in rationals (:func:`solve_sparse`).  Whether the
     result is feasible and optimal is for :meth:`ExactLP.verify` to say.
     """
+    basis = _Basis(lp, np.asarray(column_basis).tolist(), np.asarray(row_basis).tolist())
+    return basis.primal(), basis.duals(lp.objective)
+
+
+def _out_of_bounds(value: Number, lo: Number | None, up: Number | None) -> int:
+    """+1 when below ``lo`` (must rise), -1 when above ``up`` (must fall), 0 inside."""
+    if lo is not None and value < lo:
+        return 1
+    if up is not None and value > up:
+        return -1
+    return 0
+
+
+def exact_simplex(lp: ExactLP, column_basis, row_basis, *, max_pivots: int = 500):
+    """Repair a basis by exact bounded simplex pivots; returns ``(x, y, message)`` (``x`` None on failure).
+
+    Phase 1 (the basis's exact solution breaks a bound): maximise the sum of
+    the violated basic variables' moves toward their bounds, a violated
+    variable leaving the basis at the bound it reaches.  Phase 2: the primal
+    simplex on the LP's own objective.  Bland's rule (smallest index enters;
+    ties in the ratio test leave by smallest index) prevents cycling
+    (Chvatal, *Linear Programming*, 1983, ch. 3 and 8).  Every number is a
+    rational; each pivot solves the basis systems afresh.  Meant for the few
+    pivots by which a floating-point basis can miss the exact optimum.
+    """
     n, m = lp.n_cols, lp.n_rows
-    column_basis = np.asarray(column_basis)
-    row_basis = np.asarray(row_basis)
-    if column_basis.size != n or row_basis.size != m:
-        raise ValueError("the basis does not match the LP's columns and rows")
-    x: list[Number] = [0] * n
-    for j in np.flatnonzero(column_basis != _BASIC).tolist():
-        status = column_basis[j]
-        lo, up = lp.col_lower[j], lp.col_upper[j]
-        if status == _UPPER and up is not None:
-            x[j] = up
-        elif status == _ZERO:
-            x[j] = 0
-        elif lo is not None:
-            x[j] = lo
-        elif up is not None:
-            x[j] = up
-    nonbasic_rows = np.flatnonzero(row_basis != _BASIC).tolist()
-    target: dict[int, Number] = {}
-    for r in nonbasic_rows:
-        status = row_basis[r]
-        lo, up = lp.row_lower[r], lp.row_upper[r]
-        if status == _UPPER and up is not None:
-            target[r] = up
-        elif status == _ZERO:
-            target[r] = 0
-        elif lo is not None:
-            target[r] = lo
-        else:
-            target[r] = up if up is not None else 0
-    basic = np.flatnonzero(column_basis == _BASIC).tolist()
-    is_basic = column_basis == _BASIC
-    # Right-hand sides: the nonbasic columns' activity moves to the right.
-    for j, v in enumerate(x):
-        if v and not is_basic[j]:
-            for r, a in zip(lp.col_rows[j], lp.col_coefs[j]):
-                if r in target:
-                    target[r] -= a * v
-    equations: dict[int, dict] = {r: {} for r in nonbasic_rows}
-    for j in basic:
+    basis = _Basis(lp, np.asarray(column_basis).tolist(), np.asarray(row_basis).tolist())
+    sense = 1 if lp.sense == "max" else -1
+    objective = [sense * c for c in lp.objective]
+    row_entries: list[list[tuple[int, Number]]] = [[] for _ in range(m)]
+    for j in range(n):
         for r, a in zip(lp.col_rows[j], lp.col_coefs[j]):
-            if r in equations:
-                equations[r][j] = a
-    # A basic column that meets no nonbasic row, or a nonbasic row with no basic column, makes B singular.
-    values = solve_sparse([equations[r] for r in nonbasic_rows], [target[r] for r in nonbasic_rows]) if basic else {}
-    for j, v in values.items():
-        x[j] = v
-    transposed = [{r: a for r, a in zip(lp.col_rows[j], lp.col_coefs[j]) if r in equations} for j in basic]
-    duals = solve_sparse(transposed, [lp.objective[j] for j in basic]) if basic else {}
-    y: list[Number] = [0] * m
-    for r, v in duals.items():
-        y[r] = v
-    return x, y
+            row_entries[r].append((j, a))
+    cs, rs = basis.cs, basis.rs
+    for pivot in range(max_pivots + 1):
+        try:
+            x = basis.primal()
+        except SingularBasisError as exc:
+            return None, None, f"singular basis after {pivot} pivots ({exc})"
+        activity = lp.activities(x)
+        # Phase 1 costs: +1 on a basic variable below its lower bound, -1 above its upper bound.
+        cost: list[Number] = [0] * n
+        infeasible = False
+        for j, status in enumerate(cs):
+            if status == _BASIC:
+                move = _out_of_bounds(x[j], lp.col_lower[j], lp.col_upper[j])
+                if move:
+                    cost[j] += move
+                    infeasible = True
+        for r, status in enumerate(rs):
+            if status == _BASIC:
+                move = _out_of_bounds(activity[r], lp.row_lower[r], lp.row_upper[r])
+                if move:
+                    infeasible = True
+                    for j, a in row_entries[r]:
+                        cost[j] += move * a
+        if not infeasible:
+            cost = objective
+        y = basis.duals(cost)
+        entering, sign = None, 0
+        for q in range(n + m):
+            if q < n:
+                status = cs[q]
+                if status == _BASIC:
+                    continue
+                d = cost[q]
+                for r, a in zip(lp.col_rows[q], lp.col_coefs[q]):
+                    if y[r]:
+                        d -= a * y[r]
+                lo, up = lp.col_lower[q], lp.col_upper[q]
+            else:
+                status = rs[q - n]
+                if status == _BASIC:
+                    continue
+                d = y[q - n]
+                lo, up = lp.row_lower[q - n], lp.row_upper[q - n]
+            if not d or (lo is not None and lo == up):
+                continue
+            here = x[q] if q < n else activity[q - n]
+            if d > 0 and (up is None or here < up):
+                entering, sign = q, 1
+                break
+            if d < 0 and (lo is None or here > lo):
+                entering, sign = q, -1
+                break
+        if entering is None:
+            if infeasible:
+                return None, None, f"phase 1 ended with a bound still broken after {pivot} pivots: the LP is infeasible"
+            return x, [sense * v for v in y], f"optimal after {pivot} exact pivots"
+        dx, dact = basis.direction(entering, sign)
+        here = x[entering] if entering < n else activity[entering - n]
+        lo, up = (lp.col_lower[entering], lp.col_upper[entering]) if entering < n else (
+            lp.row_lower[entering - n], lp.row_upper[entering - n])
+        best = (up - here) if sign > 0 and up is not None else (here - lo) if sign < 0 and lo is not None else None
+        leaving, leave_at = (entering, _UPPER if sign > 0 else _LOWER) if best is not None else (None, None)
+        candidates = [(j, x[j], lp.col_lower[j], lp.col_upper[j], delta) for j, delta in dx.items()]
+        candidates += [(n + r, activity[r], lp.row_lower[r], lp.row_upper[r], delta)
+                       for r, delta in dact.items() if rs[r] == _BASIC]
+        for index, value, lo_k, up_k, delta in sorted(candidates, key=lambda c: c[0]):
+            side = _out_of_bounds(value, lo_k, up_k)
+            if delta > 0:
+                limit, at = ((up_k, _UPPER) if side == 0 else (lo_k, _LOWER) if side == 1 else (None, None))
+            else:
+                limit, at = ((lo_k, _LOWER) if side == 0 else (up_k, _UPPER) if side == -1 else (None, None))
+            if limit is None:
+                continue
+            step = Fraction(limit - value) / delta
+            if best is None or step < best or (step == best and index < leaving):
+                best, leaving, leave_at = step, index, at
+        if best is None:
+            return None, None, f"unbounded direction at pivot {pivot}"
+        if leaving == entering:
+            if entering < n:
+                cs[entering] = leave_at
+            else:
+                rs[entering - n] = leave_at
+            continue
+        if entering < n:
+            cs[entering] = _BASIC
+        else:
+            rs[entering - n] = _BASIC
+        if leaving < n:
+            cs[leaving] = leave_at
+        else:
+            rs[leaving - n] = leave_at
+    return None, None, f"no optimum within {max_pivots} exact pivots"
 
 
 @dataclass
@@ -569,22 +745,31 @@ def _highs_basis(lp: ExactLP, model, strict: bool):
     return solve_highs(model, duals=True, highs_options=options)
 
 
-def solve_exact(lp: ExactLP, *, model=None) -> ExactSolution:
+def solve_exact(lp: ExactLP, *, model=None, max_pivots: int = 500) -> ExactSolution:
     """Solve ``lp`` and prove the optimum exactly: HiGHS finds a basis, rationals do the rest.
 
     The basis of HiGHS's optimum is solved exactly (:func:`basis_solution`) and
     checked (:meth:`ExactLP.verify`).  If the exact basis is not both feasible
-    and optimal (HiGHS's tolerances admitted a slightly wrong basis), HiGHS solves
-    again without presolve and with feasibility tolerances of ``1e-10``, and that
-    basis is tried.  Status ``optimal`` means proven in rationals; ``infeasible``
+    and optimal (HiGHS's tolerances admitted a slightly wrong basis, or it
+    ignored a coefficient too small for floating point), exact simplex pivots
+    (:func:`exact_simplex`, at most ``max_pivots``) move from it to the exact
+    optimum; failing that, HiGHS solves again without presolve and with
+    feasibility tolerances of ``1e-10``, and that basis is tried the same way.  Status ``optimal`` means proven in rationals; ``infeasible``
     that HiGHS found the LP infeasible (not proven here); ``unproven`` that no
     basis passed, with the verdict saying why.
     """
     import time
 
+    out = ExactSolution("unproven", None, None, None)
+    if lp.n_cols == 0:
+        # Nothing to decide: the empty point, with every multiplier 0, is optimal if every row admits activity 0.
+        verdict = lp.verify([], [0] * lp.n_rows)
+        out.status = "optimal" if verdict.ok else "infeasible"
+        out.primal, out.dual, out.verdict = [], [0] * lp.n_rows, verdict
+        out.attempts.append("no columns: the empty point")
+        return out
     if model is None:
         model = lp.to_linear_model()
-    out = ExactSolution("unproven", None, None, None)
     last = None
     for strict in (False, True):
         t0 = time.perf_counter()
@@ -605,8 +790,15 @@ def solve_exact(lp: ExactLP, *, model=None) -> ExactSolution:
             out.attempts.append(f"{'strict' if strict else 'default'} basis: singular ({exc})")
             continue
         verdict = lp.verify(x, y)
+        name = "strict" if strict else "default"
+        out.attempts.append(f"{name} basis: " + ("proven" if verdict.ok else verdict.failure))
+        if not verdict.ok:
+            # Pivot exactly from HiGHS's basis to the exact optimum.
+            x2, y2, message = exact_simplex(lp, sol.duals.column_basis, sol.duals.row_basis, max_pivots=max_pivots)
+            out.attempts.append(f"exact simplex from the {name} basis: {message}")
+            if x2 is not None:
+                x, y, verdict = x2, y2, lp.verify(x2, y2)
         out.exact_s += time.perf_counter() - t1
-        out.attempts.append(f"{'strict' if strict else 'default'} basis: " + ("proven" if verdict.ok else verdict.failure))
         last = (x, y, verdict)
         if verdict.ok:
             out.status, out.primal, out.dual, out.verdict = "optimal", x, y, verdict

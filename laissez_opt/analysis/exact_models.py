@@ -41,6 +41,7 @@ Example
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 
 from .exact_lp import ExactLP, Number, label
@@ -79,6 +80,9 @@ def add_allocation(lp: ExactLP, ex: ExactInstance, *, objective=None, fixed_agen
     """
     inst = ex.instance
     R = inst.rounds
+    # Quoted once: names are label("x", agent, pool, r), built for every column.
+    quoted_a = [json.dumps(a.id) for a in inst.agents]
+    quoted_p = [json.dumps(p.id) for p in inst.pools]
     ids_a = [a.id for a in inst.agents]
     ids_p = [p.id for p in inst.pools]
     E = inst.n_edges
@@ -89,7 +93,7 @@ def add_allocation(lp: ExactLP, ex: ExactInstance, *, objective=None, fixed_agen
 
     def name(k: int) -> str:
         e, r = divmod(k, R)
-        return label("x", ids_a[ea[e]], ids_p[ep[e]], r)
+        return f"x[{quoted_a[ea[e]]},{quoted_p[ep[e]]},{r}]"
 
     start = lp.add_columns("x", E * R, lower=[0] * (E * R), upper=upper, objective=costs, namer=name)
     capacity = [[] for _ in range(inst.n_pools * R)]
@@ -202,11 +206,19 @@ def scales(ex: ExactInstance, normalizer: str) -> list[Number]:
     raise ValueError(f"unknown normalizer {normalizer!r}; one of {', '.join(NORMALIZERS)}")
 
 
+def _weighted(w: Number, u: Number) -> Number:
+    return u if w == 1 else w * u
+
+
 def welfare_lp(ex: ExactInstance) -> ExactLP:
-    """``max sum_i w_i U_i(x)`` over the allocation polytope."""
+    """``max sum_i w_i U_i(x)`` over the allocation polytope (built once per instance; treat it as read-only)."""
+    cached = ex.__dict__.get("_welfare_lp")
+    if cached is not None:
+        return cached
     lp = ExactLP("welfare", "max")
     w, u, ea = ex.weights, ex.utility, ex.edge_agent
-    add_allocation(lp, ex, objective=lambda e, r: w[ea[e]] * u[e][r])
+    add_allocation(lp, ex, objective=lambda e, r: _weighted(w[ea[e]], u[e][r]))
+    ex._welfare_lp = lp
     return lp
 
 
@@ -229,9 +241,10 @@ def level_lp(ex: ExactInstance, scale: list[Number], frozen: dict[int, Number], 
     """One waterfilling LP: ``max t`` with ``level`` rows for the free and the frozen agents (module docstring)."""
     lp = ExactLP("level", "max")
     start = add_allocation(lp, ex)
-    t = lp.add_columns("t", 1, lower=[0], upper=[None], objective=[1], namer=lambda k: "t")
-    ids = [a.id for a in ex.instance.agents]
     members = sorted(set(free) | set(frozen))
+    # With no free agent there is no level to raise: t is held at 0 (as in the floating-point model).
+    t = lp.add_columns("t", 1, lower=[0], upper=[None if free else 0], objective=[1], namer=lambda k: "t")
+    ids = [a.id for a in ex.instance.agents]
     rows, lower = [], []
     for i in members:
         terms = utility_terms(ex, start, i)
@@ -285,7 +298,7 @@ def fair_welfare_lp(ex: ExactInstance, *, sharing: Number | None = None, envy: N
     """Weighted welfare under the chosen fairness rows (module docstring; ``models/fair_welfare.md``)."""
     lp = ExactLP("fair_welfare", "max")
     w, u, ea = ex.weights, ex.utility, ex.edge_agent
-    start = add_allocation(lp, ex, objective=lambda e, r: w[ea[e]] * u[e][r])
+    start = add_allocation(lp, ex, objective=lambda e, r: _weighted(w[ea[e]], u[e][r]))
     ids = [a.id for a in ex.instance.agents]
     n = len(w)
     if sharing is not None:
