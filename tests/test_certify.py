@@ -305,3 +305,42 @@ def test_route_duals_agree():
         values.append(sol.objective)
     assert np.allclose(values, values[0])
     assert solve_model(model).duals is None  # only on request
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_instances(), st.sampled_from(["slack", "all_upper"]), st.booleans())
+def test_exact_simplex_from_any_basis(inst, start, fair):
+    """From the slack basis (phase 2 only) or with every column at its upper bound (phase 1 first)."""
+    from laissez_opt.analysis.exact_lp import exact_simplex
+    from laissez_opt.analysis.exact_models import fair_welfare_lp
+
+    ex = exact_instance(inst)
+    lp = fair_welfare_lp(ex, envy=Fraction(1, 2)) if fair else welfare_lp(ex)
+    column_status = [0 if start == "slack" else 2] * lp.n_cols
+    x, y, message = exact_simplex(lp, column_status, [1] * lp.n_rows, max_pivots=2000)
+    reference = solve_exact(lp)
+    assert reference.status == "optimal"
+    assert x is not None, message
+    verdict = lp.verify(x, y)
+    assert verdict.ok, verdict.failure
+    assert verdict.objective == reference.verdict.objective
+
+
+def test_differences_below_float_resolution_are_repaired(tmp_path):
+    """Three bids equal in floating point, different in the file: the exact optimum is the largest."""
+    values = ["0.5", "0.50000000000000000001", "0.50000000000000000002"]
+    edges = ",".join(f'{{"agent": "{a}", "pool": "P", "utility": {v}}}' for a, v in zip("ABC", values))
+    text = ('{"format": "laissez-opt/instance", "version": 1, "name": "ties", "pools": [{"id": "P"}], '
+            '"agents": [{"id": "A"}, {"id": "B"}, {"id": "C"}], "edges": [' + edges + "]}")
+    path = tmp_path / "ties.json"
+    path.write_text(text, encoding="utf-8")
+    inst = lo.load(path)
+    solution = solve_exact(welfare_lp(exact_instance(inst)))
+    assert solution.status == "optimal" and solution.verdict.objective == Fraction(values[2])
+    assert solution.primal == [0, 0, 1]
+    # HiGHS sees a three-way tie; when its basis is not the exact optimum, exact pivots repair it
+    assert solution.attempts[0] == "default basis: proven" or "exact simplex" in solution.attempts[1]
+    result = lo.solve(inst, "welfare")
+    report = lo.certify(inst, result, tolerance=0)
+    assert report.proven == (result.allocation[0]["agent"] == "C")
+    assert lo.certify(inst, result).proven  # within the default tolerance either way
