@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Sequence
@@ -69,6 +70,12 @@ __all__ = [
 ]
 
 Number = int | Fraction
+
+
+def _q(value) -> Number:
+    """A rational as an int when it is whole."""
+    value = Fraction(value)
+    return int(value) if value.denominator == 1 else value
 
 
 def as_fraction(value) -> Number:
@@ -313,16 +320,53 @@ class ExactLP:
                 return None, (f"row {self.row_name(r)}: multiplier {rational_text(w)} is {side} but the row has no "
                               f"{'upper' if (w > 0) == maximise else 'lower'} bound (dual infeasible)")
             total += w * bound
-        for j, z in enumerate(self.reduced_costs(y)):
+        # Reduced costs in integers: z_j = Z_j / (L * Y_den), no gcd per operation (the multipliers of
+        # a leximin LP can have denominators of a thousand digits).
+        scale_data, c_int, a_int = self._integer_data()
+        y_den = math.lcm(*(Fraction(w).denominator for w in y if w)) if any(y) else 1
+        y_int = [0 if not w else (w * y_den if isinstance(w, int) else w.numerator * (y_den // w.denominator))
+                 for w in y]
+        whole = 0  # sum of Z_j * integer bounds
+        part: Number = 0  # sum of Z_j * fractional bounds
+        col_rows = self.col_rows
+        for j in range(self.n_cols):
+            z = c_int[j] * y_den
+            for r, a in zip(col_rows[j], a_int[j]):
+                w = y_int[r]
+                if w:
+                    z -= a * w
             if not z:
                 continue
             bound = self.col_upper[j] if (z > 0) == maximise else self.col_lower[j]
             if bound is None:
-                return None, (f"column {self.column_name(j)}: reduced cost {rational_text(z)} needs a finite "
+                value = Fraction(z, scale_data * y_den)
+                return None, (f"column {self.column_name(j)}: reduced cost {rational_text(value)} needs a finite "
                               f"{'upper' if (z > 0) == maximise else 'lower'} bound (dual infeasible)")
             if bound:
-                total += z * bound
-        return total, ""
+                if isinstance(bound, int):
+                    whole += z * bound
+                else:
+                    part += z * bound
+        return _q(total + Fraction(whole, scale_data * y_den) + Fraction(part) / (scale_data * y_den)), ""
+
+    def _integer_data(self):
+        """``(L, L c, L A)``: the objective and matrix scaled by the lcm ``L`` of their denominators (cached)."""
+        cached = self.__dict__.get("_integers")
+        if cached is not None and cached[0] == (self.n_cols, self.n_rows):
+            return cached[1]
+        denominators = {c.denominator for c in self.objective if isinstance(c, Fraction)}
+        for coefs in self.col_coefs:
+            denominators.update(a.denominator for a in coefs if isinstance(a, Fraction))
+        scale = math.lcm(*denominators) if denominators else 1
+
+        def scaled(v):
+            return v * scale if isinstance(v, int) else v.numerator * (scale // v.denominator)
+
+        c_int = [scaled(c) if c else 0 for c in self.objective]
+        a_int = [[scaled(a) for a in coefs] for coefs in self.col_coefs]
+        data = (scale, c_int, a_int)
+        self._integers = ((self.n_cols, self.n_rows), data)
+        return data
 
     def verify(self, x: Sequence[Number] | None, y: Sequence[Number]) -> Verdict:
         """Primal feasibility of ``x``, dual feasibility of ``y`` and equal objectives, exactly."""

@@ -89,12 +89,16 @@ class ExactInstance:
         return self.counts[c] if d is None else min(d, self.counts[c])
 
     def equal_share(self) -> list[Number]:
-        """``U_i^ex = (w_i / W) sum_{c,r} k_c u_{i,c,r}`` (thesis 002, eq. 3.3), exactly."""
+        """``U_i^ex = (w_i / W) sum_{c,r} k_c u_{i,c,r}`` (thesis 002, eq. 3.3), exactly (computed once)."""
+        cached = self.__dict__.get("_equal_share")
+        if cached is not None:
+            return list(cached)
         total_weight = sum(self.weights)
         raw = [0] * len(self.weights)
         for e, (i, c) in enumerate(zip(self.edge_agent, self.edge_pool)):
             raw[i] += self.counts[c] * sum(self.utility[e])
-        return [_exact(Fraction(w) / total_weight * s) for w, s in zip(self.weights, raw)]
+        self._equal_share = [_exact(Fraction(w) / total_weight * s) for w, s in zip(self.weights, raw)]
+        return list(self._equal_share)
 
 
 def _same(exact, value, where: str, source: str | None) -> None:
