@@ -295,7 +295,13 @@ def test_time_limit_is_propagated(monkeypatch):
     import laissez_opt.exact.vcg as vcg_module
 
     inst = lo.generate("neocloud", 30, 4, seed=1)
-    monkeypatch.setattr(vcg_module, "_remaining", lambda time_limit, start: 0.0)
+    calls = []
+
+    def no_time_after_the_welfare_solve(time_limit, start):
+        calls.append(time_limit)
+        return None if len(calls) == 1 else 0.0
+
+    monkeypatch.setattr(vcg_module, "_remaining", no_time_after_the_welfare_solve)
     result = lo.solve(inst, "vcg", solver="ortools", pivots="resolve", time_limit=60)
     monkeypatch.undo()
     assert result.status == "time_limit"

@@ -69,6 +69,7 @@ import numpy as np
 
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
+from ..limits import remaining
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, Solution, solve_model
 from ..result import Result
@@ -570,9 +571,9 @@ class _RouteSession:
 
 
 def _remaining(time_limit, start) -> float | None:
-    if time_limit is None:
-        return None
-    return time_limit - (time.perf_counter() - start)
+    """Seconds left of ``time_limit`` counted from ``start``, and of the run's deadline inside lo.solve."""
+    own = None if time_limit is None else time_limit - (time.perf_counter() - start)
+    return remaining(own)
 
 
 def solve_vcg(
@@ -630,7 +631,7 @@ def solve_vcg(
     else:
         session = _RouteSession(model, solver=solver, via=via, **options)
     build_s = time.perf_counter() - start
-    main = session.solve(time_limit)
+    main = session.solve(_remaining(time_limit, start))
     block = columns.block
     x_star = main.values[block.slice]
     values_er = edge_values[columns.edge, columns.round]

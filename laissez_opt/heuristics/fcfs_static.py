@@ -43,6 +43,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
+from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ..result import Result, allocation_records, edge_utilities
 from ._baseline_common import heuristic_size
@@ -162,6 +163,7 @@ def solve_fcfs_static(instance: Instance, *, objective: str = "cost") -> Result:
     order = sorted(range(instance.n_agents), key=lambda i: (instance.agents[i].arrival, i))
     prices = instance.base_prices
     for r in range(instance.rounds):
+        check_deadline(f"in round {r} of {instance.rounds}")
         present = set(sim.present(r))
         pinned = {i: e for i, e in pinned.items() if i in present}
         free = instance.counts.astype(float).tolist()

@@ -91,6 +91,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
+from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ..result import Result, allocation_records, edge_utilities
 from ._baseline_common import heuristic_size
@@ -634,6 +635,7 @@ def solve_mtf(
         log = []
         policy.start_episode()
         for r in range(rounds):
+            check_deadline(f"in round {r} of {instance.rounds}")
             ctx = context(r, budgets, turn)
             taus = policy.thresholds(ctx, budgets)
             out = ctx.simulate(taus)
