@@ -7,7 +7,7 @@
 1.5
 """
 
-from .api import certify, check, check_certificate, estimate, generate, load, load_certificate, solve, verify
+from .api import certify, check, check_certificate, estimate, frontier, generate, load, load_certificate, solve, verify
 from .errors import (
     InfeasibleError,
     InputError,
@@ -42,6 +42,7 @@ __all__ = [
     "certify",
     "check_certificate",
     "load_certificate",
+    "frontier",
     "dumps_instance",
     "instance_from_dict",
     "instance_to_dict",

@@ -26,7 +26,7 @@ from .result import Result
 
 __all__ = [
     "load", "solve", "estimate", "generate", "verify", "check", "solve_options", "check_time_limit", "certify",
-    "check_certificate", "load_certificate",
+    "check_certificate", "load_certificate", "frontier", "FRONTIER_METHODS",
 ]
 
 
@@ -323,3 +323,72 @@ def check_certificate(instance, certificate):
         source = str(certificate)
         certificate = load_certificate(certificate)
     return run_check(instance, certificate, source=source)
+
+
+#: Methods placed on the frontier by default: every heuristic and the exact allocation models
+#: (``NAME:fractional`` for a time-sharing run).
+FRONTIER_METHODS = (
+    "welfare", "maxmin", "maxmin:fractional", "themis", "themis:fractional", "vcg", "drf",
+    "greedy", "mtf", "auction", "round_robin", "time_equal", "fixed_partition", "dynamic_partition",
+    "gandiva_fair", "fcfs_static", "myopic",
+)
+
+
+def frontier(instance, *, methods=None, normalizer: str = "equal_share", max_lps: int = 400,
+             fair: bool = True, integral: bool = True, time_limit: float | None = 60.0):
+    """The price of fairness as a curve: the exact welfare / max-min frontier with methods placed on it.
+
+    Traces ``f(t)``, the largest weighted welfare ``sum_i w_i U_i`` among time-sharing
+    allocations whose max-min level (``min_i phi_i`` with ``normalizer="equal_share"``)
+    is at least ``t``, through its exact breakpoints
+    (:func:`laissez_opt.analysis.frontier.trace_frontier`: parametric LPs solved in
+    rationals, no grid); adds the best welfare under sharing incentive,
+    envy-freeness and the largest max-min level, with their prices of fairness
+    (``fair``; ``integral`` also solves the whole-device MILPs); and places every
+    method of ``methods`` (default :data:`FRONTIER_METHODS`; ``"maxmin:fractional"``
+    for a time-sharing run) by its level and welfare.  A method that cannot run
+    on the instance is listed in ``report.skipped`` with the reason.  Returns a
+    :class:`~laissez_opt.analysis.frontier.FrontierReport` (``.markdown()``,
+    ``.figure()``, ``.to_dict()``, ``.to_dataframe()``).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("A10", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "A10", 0.9), lo.Edge("B", "A10", 0.5)], name="two")
+    >>> report = lo.frontier(inst, methods=["welfare", "greedy"], integral=False)
+    >>> [(p.name, str(p.level), str(p.gap)) for p in report.placements]
+    [('welfare', '0', '0'), ('greedy', '0', '0')]
+    >>> [(row["notion"], row["exact"]) for row in report.fair]
+    [('sharing_incentive', '7/5'), ('envy_free', '7/5'), ('max_min', '7/5')]
+    """
+    from .analysis.frontier import FrontierReport, fair_optima, place, trace_frontier
+
+    instance = _as_instance(instance)
+    names = list(FRONTIER_METHODS if methods is None else methods)
+    if not all(isinstance(m, str) for m in names):
+        raise InputError("methods must be method names (NAME or NAME:fractional)", path="methods")
+    check_time_limit(time_limit)
+    start = time.perf_counter()
+    curve = trace_frontier(instance, normalizer=normalizer, max_lps=max_lps)
+    t_curve = time.perf_counter()
+    rows = fair_optima(instance, curve, integral=_flag(integral, "integral"), time_limit=time_limit) \
+        if _flag(fair, "fair") else []
+    t_fair = time.perf_counter()
+    placements, skipped = [], {}
+    for label in names:
+        name, _, mode = label.partition(":")
+        if mode not in ("", "fractional"):
+            raise InputError(f"unknown mode {mode!r} in {label!r}; write NAME or NAME:fractional", path="methods")
+        get_method(name)  # an unknown name is a usage error, not a skipped method
+        try:
+            result = solve(instance, name, time_limit=time_limit, fractional=True if mode else None)
+        except (InputError, NoSolutionError, InfeasibleError, SolverUnavailableError) as err:
+            skipped[label] = getattr(err, "problem", None) or str(err)
+            continue
+        if result.status == "infeasible":
+            skipped[label] = "infeasible"
+            continue
+        placements.append(place(curve, label, result))
+    end = time.perf_counter()
+    return FrontierReport(curve, rows, placements, skipped,
+                          {"frontier_s": t_curve - start, "fair_s": t_fair - t_curve, "methods_s": end - t_fair,
+                           "total_s": end - start})

@@ -262,3 +262,7 @@ cli.add_command(check_command)
 from .certify_cmd import certify_command  # noqa: E402
 
 cli.add_command(certify_command)
+
+from .frontier_cmd import frontier_command  # noqa: E402
+
+cli.add_command(frontier_command)
