@@ -7,7 +7,19 @@
 1.5
 """
 
-from .api import certify, check, check_certificate, estimate, frontier, generate, load, load_certificate, solve, verify
+from .api import (
+    certify,
+    check,
+    check_certificate,
+    estimate,
+    frontier,
+    generate,
+    load,
+    load_certificate,
+    probe_truthfulness,
+    solve,
+    verify,
+)
 from .errors import (
     InfeasibleError,
     InputError,
@@ -43,6 +55,7 @@ __all__ = [
     "check_certificate",
     "load_certificate",
     "frontier",
+    "probe_truthfulness",
     "dumps_instance",
     "instance_from_dict",
     "instance_to_dict",

@@ -26,7 +26,7 @@ from .result import Result
 
 __all__ = [
     "load", "solve", "estimate", "generate", "verify", "check", "solve_options", "check_time_limit", "certify",
-    "check_certificate", "load_certificate", "frontier", "FRONTIER_METHODS",
+    "check_certificate", "load_certificate", "frontier", "FRONTIER_METHODS", "probe_truthfulness", "options_of",
 ]
 
 
@@ -200,7 +200,7 @@ def generate(family: str, agents: int, pools: int, *, seed: int = 0, **params) -
     return instance_from_dict(data, f"<generated {family}>")
 
 
-def check(instance, result, **opts):
+def check(instance, result, *, truthfulness: bool = False, budget: int = 2000, **opts):
     """Fairness and efficiency report of an allocation: SI, EF, PE (with certificate), welfare.
 
     ``instance``: an :class:`Instance` or a path; ``result``: a
@@ -208,6 +208,9 @@ def check(instance, result, **opts):
     result file.  ``opts`` go to :func:`laissez_opt.analysis.check.check`
     (``solver``, ``fractional``, ``via``, ``time_limit``).  Returns a
     :class:`~laissez_opt.analysis.check.CheckReport` (``.summary()``, ``.to_dict()``).
+    ``truthfulness=True`` also probes the result's method, run again with the
+    result's options, for profitable misreports (:func:`probe_truthfulness`, at
+    most ``budget`` lies per agent and family); the report's ``truthfulness``.
 
     >>> import laissez_opt as lo
     >>> inst = lo.Instance(pools=[lo.Pool("P")], agents=[lo.Agent("A")], edges=[lo.Edge("A", "P", 1.0)])
@@ -226,7 +229,67 @@ def check(instance, result, **opts):
         source = str(result)
         result = load_result(result)
     opts.setdefault("source", source)
-    return run_check(instance, result, **opts)
+    report = run_check(instance, result, **opts)
+    if _flag(truthfulness, "truthfulness"):
+        report.truthfulness = probe_truthfulness(instance, result.method, options=options_of(result), budget=budget)
+    return report
+
+
+def options_of(result: Result) -> dict:
+    """The declared options a result was produced with, to run its method again (``params`` and ``details``).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)])
+    >>> options_of(lo.solve(inst, "mtf", threshold="fixed:0.3", tokens=2))
+    {'tokens': 2, 'threshold': 0.3, 'seed': 0, 'episodes': 1, 'normalize': 'agent'}
+    """
+    spec = get_method(result.method)
+    out = {}
+    for name, value in (result.params or {}).items():
+        if name in spec.option_names and name != "time_limit" and value is not None:
+            out[name] = value
+    policy = (result.details or {}).get("threshold_policy")
+    if result.method == "mtf" and isinstance(policy, dict):
+        # params keep only the policy's name; a fixed policy's thresholds are in the details.
+        out["threshold"] = policy.get("tau", 0.0) if policy.get("name") == "fixed" else policy.get("name")
+    return spec.check_options(out)
+
+
+def probe_truthfulness(instance, method: str = "mtf", *, options=None, agents=None, families=None,
+                       budget: int = 2000, seed: int = 0):
+    """Search for profitable misreports of ``method`` on ``instance``: the truthfulness probe.
+
+    Runs the method truthfully, then with one agent at a time lying (scaled
+    utilities or bids, per-pool scaling, other preference orders, and for
+    ``mtf`` other fixed thresholds), and compares the liar's true payoff
+    (:mod:`laissez_opt.analysis.truthfulness`).  ``options``: the method's
+    options (checked as for :func:`solve`); ``budget``: most lies per agent and
+    family (a family that is larger is sampled, with every single-round
+    deviation).  Returns a :class:`~laissez_opt.analysis.truthfulness.TruthfulnessReport`
+    (``.profitable``, ``.largest``, ``.findings``, ``.to_dict()``).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("A10")], [lo.Agent("A", demand=1), lo.Agent("B", demand=1)],
+    ...                    [lo.Edge("A", "A10", 0.687), lo.Edge("B", "A10", 0.762)], name="bids")
+    >>> lo.probe_truthfulness(inst, "vcg").profitable          # second price: no lie pays
+    False
+    >>> lo.probe_truthfulness(inst, "greedy").largest["lie"]   # first come, highest report: A overbids
+    'reports every value times 1.25'
+    """
+    from .analysis.truthfulness import probe
+
+    instance = _as_instance(instance)
+    if options is not None and not isinstance(options, dict):
+        raise InputError(f"options must be a mapping of option name to value, got {type(options).__name__}",
+                         path="options")
+    spec, opts, _ = solve_options(method, **(options or {}))
+    opts = {k: v for k, v in opts.items() if k != "time_limit"}
+
+    def run(inst, name, given):
+        return solve(inst, name, **given)
+
+    return probe(instance, spec.name, run=run, options=opts, agents=agents, families=families, budget=budget,
+                 seed=seed)
 
 
 def _result_and_allocation(result):
