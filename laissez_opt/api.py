@@ -312,7 +312,17 @@ def _result_and_allocation(result):
 
 
 def load_certificate(path: str | os.PathLike):
-    """Read a certificate file (``format: laissez-opt/certificate``) written by :func:`certify` or ``laissez-opt certify -o``."""
+    """Read a certificate file (``format: laissez-opt/certificate``) written by :func:`certify` or ``laissez-opt certify -o``.
+
+    >>> import json, os, tempfile, laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 0.5)], name="one")
+    >>> cert = lo.certify(inst, lo.solve(inst, "welfare")).certificate.to_dict()
+    >>> with tempfile.TemporaryDirectory() as scratch:
+    ...     path = os.path.join(scratch, "cert.json")
+    ...     _ = open(path, "w").write(json.dumps(cert))
+    ...     lo.load_certificate(path).lps[0].value
+    Fraction(1, 2)
+    """
     from .analysis.certify import Certificate
     from .io import read_json
 
@@ -350,7 +360,7 @@ def certify(instance, result, *, claim: str = "auto", certificate=None, toleranc
     from .analysis.certify import Certificate, certify as run_certify
 
     instance = _as_instance(instance)
-    result, records, _ = _result_and_allocation(result)
+    result, records, result_source = _result_and_allocation(result)
     source = None
     if isinstance(certificate, (str, os.PathLike)):
         source = str(certificate)
@@ -358,8 +368,14 @@ def certify(instance, result, *, claim: str = "auto", certificate=None, toleranc
     elif certificate is not None and not isinstance(certificate, (Certificate, dict)):
         raise InputError(f"expected a certificate (object, dictionary or path), got {type(certificate).__name__}",
                          path="certificate")
-    return run_certify(instance, result, claim=claim, certificate=certificate, tolerance=tolerance,
-                       allocation=records, certificate_source=source)
+    try:
+        return run_certify(instance, result, claim=claim, certificate=certificate, tolerance=tolerance,
+                           allocation=records, certificate_source=source)
+    except InputError as err:
+        # A problem with the result (another instance, an unknown id) names the result file.
+        if result_source is not None and err.source is None and (err.path or "").startswith("$."):
+            err.located(result_source)
+        raise
 
 
 def check_certificate(instance, certificate):

@@ -388,6 +388,14 @@ def check_certificate(instance: Instance, certificate: Certificate | dict, *, ex
     checked (:meth:`~laissez_opt.analysis.exact_lp.ExactLP.verify`), and the
     LPs are checked to prove the certificate's claim (module docstring).  The
     exact values proven are returned, recomputed (never read from the file).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 0.9), lo.Edge("B", "P", 0.5)], name="one")
+    >>> cert = make_certificate(inst, lo.solve(inst, "vcg"))
+    >>> check = check_certificate(inst, cert)
+    >>> check.ok, check.values["payments"]          # A pays B's value: the second price
+    (True, {'A': Fraction(1, 2), 'B': 0})
     """
     start = time.perf_counter()
     cert = certificate if isinstance(certificate, Certificate) else Certificate.from_dict(certificate, source)
@@ -781,6 +789,13 @@ def make_certificate(instance: Instance, result: Result, *, claim: str = "auto",
     ``allocation``: the allocation records to read exactly (default: ``result.allocation``).
     Raises :class:`InputError` for a result no certificate covers (an integral
     maxmin, a heuristic without ``claim="pareto"``, an infeasible result).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 0.9), lo.Edge("B", "P", 0.5)], name="one")
+    >>> cert = make_certificate(inst, lo.solve(inst, "vcg"))
+    >>> [(e.parameters["without"], str(e.value)) for e in cert.lps]    # W* and W*_{-A}
+    [(None, '9/10'), ('A', '1/2')]
     """
     kind = _claim_of(result, claim)
     if result.status == "infeasible":

@@ -638,6 +638,12 @@ def basis_solution(lp: ExactLP, column_basis, row_basis) -> tuple[list[Number], 
     duals of the nonbasic rows solve ``B^T y = c_B`` (basic rows have ``y = 0``).
     Both systems are solved in rationals (:func:`solve_sparse`).  Whether the
     result is feasible and optimal is for :meth:`ExactLP.verify` to say.
+
+    >>> lp = ExactLP("toy", "max")
+    >>> x = lp.add_columns("x", 2, lower=[0, 0], upper=[None, Fraction(1, 2)], objective=[1, 3])
+    >>> _ = lp.add_rows("budget", [[(x, 1), (x + 1, 1)]], lower=[None], upper=[1])
+    >>> basis_solution(lp, [1, 2], [2])     # x0 basic, x1 at its upper bound, the row at its upper bound
+    ([Fraction(1, 2), Fraction(1, 2)], [1])
     """
     basis = _Basis(lp, np.asarray(column_basis).tolist(), np.asarray(row_basis).tolist())
     return basis.primal(), basis.duals(lp.objective)
@@ -663,6 +669,12 @@ def exact_simplex(lp: ExactLP, column_basis, row_basis, *, max_pivots: int = 500
     (Chvatal, *Linear Programming*, 1983, ch. 3 and 8).  Every number is a
     rational; each pivot solves the basis systems afresh.  Meant for the few
     pivots by which a floating-point basis can miss the exact optimum.
+
+    >>> lp = ExactLP("toy", "max")
+    >>> x = lp.add_columns("x", 2, lower=[0, 0], upper=[None, Fraction(1, 2)], objective=[1, 3])
+    >>> _ = lp.add_rows("budget", [[(x, 1), (x + 1, 1)]], lower=[None], upper=[1])
+    >>> exact_simplex(lp, [0, 0], [1])      # from the slack basis: everything at 0
+    ([Fraction(1, 2), Fraction(1, 2)], [1], 'optimal after 2 exact pivots')
     """
     n, m = lp.n_cols, lp.n_rows
     basis = _Basis(lp, np.asarray(column_basis).tolist(), np.asarray(row_basis).tolist())

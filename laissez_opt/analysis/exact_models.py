@@ -77,6 +77,13 @@ def add_allocation(lp: ExactLP, ex: ExactInstance, *, objective=None, fixed_agen
 
     ``objective(e, r)`` gives the cost of column ``(e, r)`` (0 when None);
     agents in ``fixed_agents`` get upper bound 0 on every column.
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.analysis.rational import exact_instance
+    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A", demand=1)], [lo.Edge("A", "P", 1.0)])
+    >>> lp = ExactLP("toy", "max")
+    >>> add_allocation(lp, exact_instance(inst)), lp.column_name(0), lp.col_upper, lp.row_name(1)
+    (0, 'x["A","P",0]', [1], 'demand["A",0]')
     """
     inst = ex.instance
     R = inst.rounds
@@ -138,6 +145,14 @@ def utility_terms(ex: ExactInstance, start: int, agent: int, *, valued_by: int |
 
     ``U_i(X_j)`` (``valued_by=i``, ``agent=j``) values ``j``'s devices of the pools
     that ``i`` has an edge to with ``i``'s utilities; the rest are worth 0 to ``i``.
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.analysis.rational import exact_instance
+    >>> inst = lo.Instance([lo.Pool("P"), lo.Pool("Q")], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 0.5), lo.Edge("B", "P", 0.25), lo.Edge("B", "Q", 1.0)])
+    >>> ex = exact_instance(inst)
+    >>> utility_terms(ex, 0, 1), utility_terms(ex, 0, 1, valued_by=0)   # B's bundle to B, and to A
+    ([(1, Fraction(1, 4)), (2, 1)], [(1, Fraction(1, 2))])
     """
     R = ex.rounds
     judge = agent if valued_by is None else valued_by
@@ -156,7 +171,15 @@ def utility_terms(ex: ExactInstance, start: int, agent: int, *, valued_by: int |
 
 
 def taking_part(ex: ExactInstance) -> list[int]:
-    """The agents that can get a positive utility: an edge with ``u > 0`` and a positive upper bound."""
+    """The agents that can get a positive utility: an edge with ``u > 0`` and a positive upper bound.
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.analysis.rational import exact_instance
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A"), lo.Agent("B", demand=0), lo.Agent("C")],
+    ...                    [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 1.0), lo.Edge("C", "P", 0.0)])
+    >>> taking_part(exact_instance(inst))     # B may use nothing, C values nothing
+    [0]
+    """
     R = ex.rounds
     part = set()
     for e, i in enumerate(ex.edge_agent):
@@ -166,7 +189,17 @@ def taking_part(ex: ExactInstance) -> list[int]:
 
 
 def ideal_rates(ex: ExactInstance) -> list[Number]:
-    """Themis's ``X^id_i = min(1, d_i / H_i) s_i sum_c u_{i,c} k_c`` (round 0), ``s_i = w_i / W``, ``H_i = s_i sum_c k_c``."""
+    """Themis's ``X^id_i = min(1, d_i / H_i) s_i sum_c u_{i,c} k_c`` (round 0), ``s_i = w_i / W``, ``H_i = s_i sum_c k_c``.
+
+    The exact counterpart of :func:`laissez_opt.exact.themis.ideal_rates` (Gavel's isolated allocation).
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.analysis.rational import exact_instance
+    >>> inst = lo.Instance([lo.Pool("P", count=4)], [lo.Agent("A", demand=1), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 3.0), lo.Edge("B", "P", 1.0)])
+    >>> ideal_rates(exact_instance(inst))     # A's share holds 2 devices but it uses 1: halved
+    [3, 2]
+    """
     W = sum(ex.weights)
     n = len(ex.weights)
     usable = [0] * n
@@ -185,7 +218,16 @@ def ideal_rates(ex: ExactInstance) -> list[Number]:
 
 
 def themis_lags(ex: ExactInstance, rates: list[Number]) -> tuple[list[Number], list[bool]]:
-    """``a_i = t_i X^id_i / W_i`` and whether agent ``i`` is active (``W_i > 0``, ``X^id_i > 0``; ``W_i`` defaults to 1)."""
+    """``a_i = t_i X^id_i / W_i`` and whether agent ``i`` is active (``W_i > 0``, ``X^id_i > 0``; ``W_i`` defaults to 1).
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.analysis.rational import exact_instance
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A", work=2.0, elapsed=1.0), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 1.0)])
+    >>> ex = exact_instance(inst)
+    >>> themis_lags(ex, ideal_rates(ex))
+    ([Fraction(1, 4), 0], [True, True])
+    """
     lags, active = [], []
     for i, rate in enumerate(rates):
         work = 1 if ex.work[i] is None else ex.work[i]
@@ -196,7 +238,16 @@ def themis_lags(ex: ExactInstance, rates: list[Number]) -> tuple[list[Number], l
 
 
 def scales(ex: ExactInstance, normalizer: str) -> list[Number]:
-    """``S_i`` of the level rows for ``normalizer`` (:data:`NORMALIZERS`)."""
+    """``S_i`` of the level rows for ``normalizer`` (:data:`NORMALIZERS`).
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.analysis.rational import exact_instance
+    >>> inst = lo.Instance([lo.Pool("P", count=4)], [lo.Agent("A", weight=3.0), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 2.0)])
+    >>> ex = exact_instance(inst)
+    >>> scales(ex, "equal_share"), scales(ex, "raw")   # U_i^ex = (w_i / W) k u;  w_i
+    ([3, 2], [3, 1])
+    """
     if normalizer == "equal_share":
         return ex.equal_share()
     if normalizer == "raw":
@@ -211,7 +262,10 @@ def _weighted(w: Number, u: Number) -> Number:
 
 
 def welfare_lp(ex: ExactInstance) -> ExactLP:
-    """``max sum_i w_i U_i(x)`` over the allocation polytope (built once per instance; treat it as read-only)."""
+    """``max sum_i w_i U_i(x)`` over the allocation polytope (built once per instance; treat it as read-only).
+
+    See the module docstring for an example.
+    """
     cached = ex.__dict__.get("_welfare_lp")
     if cached is not None:
         return cached
@@ -228,7 +282,17 @@ def vcg_values(ex: ExactInstance) -> list[list[Number]]:
 
 
 def vcg_lp(ex: ExactInstance, without: int | None = None) -> ExactLP:
-    """``max W(x) = sum (v - b_c) x + R sum_c b_c k_c``; ``without``: that agent's columns fixed at 0 (``W*_{-i}``)."""
+    """``max W(x) = sum (v - b_c) x + R sum_c b_c k_c``; ``without``: that agent's columns fixed at 0 (``W*_{-i}``).
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.analysis.rational import exact_instance
+    >>> from laissez_opt.analysis.exact_lp import solve_exact
+    >>> inst = lo.Instance([lo.Pool("A10", base_price=0.606)], [lo.Agent("A", demand=1), lo.Agent("B", demand=1)],
+    ...                    [lo.Edge("A", "A10", 0.687), lo.Edge("B", "A10", 0.762)])
+    >>> ex = exact_instance(inst)
+    >>> [solve_exact(vcg_lp(ex, without=w)).verdict.objective for w in (None, 1)]   # W* and W*_{-B}
+    [Fraction(381, 500), Fraction(687, 1000)]
+    """
     lp = ExactLP("vcg", "max")
     v = vcg_values(ex)
     b, ep = ex.base_prices, ex.edge_pool
@@ -238,7 +302,17 @@ def vcg_lp(ex: ExactInstance, without: int | None = None) -> ExactLP:
 
 
 def level_lp(ex: ExactInstance, scale: list[Number], frozen: dict[int, Number], free: list[int]) -> ExactLP:
-    """One waterfilling LP: ``max t`` with ``level`` rows for the free and the frozen agents (module docstring)."""
+    """One waterfilling LP: ``max t`` with ``level`` rows for the free and the frozen agents (module docstring).
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.analysis.rational import exact_instance
+    >>> from laissez_opt.analysis.exact_lp import solve_exact
+    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 0.9), lo.Edge("B", "P", 0.5)])
+    >>> ex = exact_instance(inst)
+    >>> solve_exact(level_lp(ex, scales(ex, "equal_share"), {}, [0, 1])).verdict.objective   # phi = 1 each
+    1
+    """
     lp = ExactLP("level", "max")
     start = add_allocation(lp, ex)
     members = sorted(set(free) | set(frozen))
@@ -260,7 +334,18 @@ def level_lp(ex: ExactInstance, scale: list[Number], frozen: dict[int, Number], 
 
 
 def themis_lp(ex: ExactInstance, rho: Number, bidders: list[int]) -> ExactLP:
-    """``F(rho) = max delta`` over the bidders' ``finish`` rows (module docstring); needs ``rho > a_i``."""
+    """``F(rho) = max delta`` over the bidders' ``finish`` rows (module docstring); needs ``rho > a_i``.
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.analysis.rational import exact_instance
+    >>> from laissez_opt.analysis.exact_lp import solve_exact
+    >>> inst = lo.Instance([lo.Pool("P"), lo.Pool("Q")], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 2.0), lo.Edge("A", "Q", 1.0), lo.Edge("B", "P", 1.0),
+    ...                     lo.Edge("B", "Q", 1.0)])
+    >>> ex = exact_instance(inst)
+    >>> [solve_exact(themis_lp(ex, rho, [0, 1])).verdict.objective for rho in (Fraction(7, 8), 1)]   # rho* = 7/8
+    [0, Fraction(1, 7)]
+    """
     rates = ideal_rates(ex)
     lags, _ = themis_lags(ex, rates)
     bidder_set = set(bidders)
@@ -281,7 +366,16 @@ def themis_lp(ex: ExactInstance, rho: Number, bidders: list[int]) -> ExactLP:
 
 
 def pareto_lp(ex: ExactInstance, targets: list[Number]) -> ExactLP:
-    """``max sum_i s_i`` s.t. ``U_i(y) - s_i = T_i``, ``s_i >= 0``, ``y`` feasible (block ``x`` holds ``y``)."""
+    """``max sum_i s_i`` s.t. ``U_i(y) - s_i = T_i``, ``s_i >= 0``, ``y`` feasible (block ``x`` holds ``y``).
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.analysis.rational import exact_instance
+    >>> from laissez_opt.analysis.exact_lp import solve_exact
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 0.9), lo.Edge("B", "P", 0.5)])
+    >>> solve_exact(pareto_lp(exact_instance(inst), [0, 0])).verdict.objective   # nobody served: 9/10 to gain
+    Fraction(9, 10)
+    """
     lp = ExactLP("pareto", "max")
     start = add_allocation(lp, ex)
     n = len(ex.weights)
@@ -295,7 +389,16 @@ def pareto_lp(ex: ExactInstance, targets: list[Number]) -> ExactLP:
 
 def fair_welfare_lp(ex: ExactInstance, *, sharing: Number | None = None, envy: Number | None = None,
                     floor: Number | None = None, normalizer: str = "equal_share") -> ExactLP:
-    """Weighted welfare under the chosen fairness rows (module docstring; ``models/fair_welfare.md``)."""
+    """Weighted welfare under the chosen fairness rows (module docstring; ``models/fair_welfare.md``).
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.analysis.rational import exact_instance
+    >>> from laissez_opt.analysis.exact_lp import solve_exact
+    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 0.9), lo.Edge("B", "P", 0.5)])
+    >>> solve_exact(fair_welfare_lp(exact_instance(inst), sharing=1)).verdict.objective
+    Fraction(7, 5)
+    """
     lp = ExactLP("fair_welfare", "max")
     w, u, ea = ex.weights, ex.utility, ex.edge_agent
     start = add_allocation(lp, ex, objective=lambda e, r: _weighted(w[ea[e]], u[e][r]))

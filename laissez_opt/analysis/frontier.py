@@ -277,7 +277,15 @@ def _level_and_welfare(ex: ExactInstance, frontier: Frontier, amounts) -> tuple[
 
 
 def place(frontier: Frontier, name: str, result: Result, *, instance: Instance | None = None) -> Placement:
-    """Put ``result``'s allocation on the plane of ``frontier`` (exact: the allocation's decimals)."""
+    """Put ``result``'s allocation on the plane of ``frontier`` (exact: the allocation's decimals).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("A10", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "A10", 0.9), lo.Edge("B", "A10", 0.5)], name="two")
+    >>> p = place(trace_frontier(inst), "equal", lo.solve(inst, "time_equal"))
+    >>> str(p.level), str(p.welfare), str(p.frontier_welfare), str(p.gap)   # on the curve's end
+    ('1', '7/5', '7/5', '0')
+    """
     ex = frontier.ex or exact_instance(instance)
     amounts = exact_amounts(ex, result.allocation)
     level, welfare = _level_and_welfare(ex, frontier, amounts)
@@ -290,6 +298,13 @@ def fair_optima(instance: Instance, frontier: Frontier, *, integral: bool = True
     Returns a list of dicts: ``notion``, ``meaning``, ``mode``, ``welfare`` (float), ``exact``
     (``p/q``, time sharing), ``level`` (the optimum's max-min level), ``price_of_fairness``
     (``(f(0) - W) / f(0)``) and ``status`` (``infeasible`` when no allocation meets the notion).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("A10", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "A10", 0.9), lo.Edge("B", "A10", 0.5)], name="two")
+    >>> rows = fair_optima(inst, trace_frontier(inst), integral=False)
+    >>> [(r["notion"], r["exact"], round(r["price_of_fairness"], 6)) for r in rows]
+    [('sharing_incentive', '7/5', 0.222222), ('envy_free', '7/5', 0.222222), ('max_min', '7/5', 0.222222)]
     """
     from ..exact.fair_welfare import solve_fair_welfare
 
@@ -342,6 +357,14 @@ def frontier_figure(frontier: Frontier, placements: list[Placement], fair: list[
 
     Built on :class:`matplotlib.figure.Figure` directly (no ``pyplot``), so the
     user's backend and open figures are left alone.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("A10", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "A10", 0.9), lo.Edge("B", "A10", 0.5)], name="two")
+    >>> curve = trace_frontier(inst)
+    >>> figure = frontier_figure(curve, [place(curve, "greedy", lo.solve(inst, "greedy"))])
+    >>> figure.axes[0].get_xlabel()
+    'min phi_i (max-min level, equal-share normaliser)'
     """
     from matplotlib import colormaps
     from matplotlib.figure import Figure

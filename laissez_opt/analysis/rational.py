@@ -49,7 +49,13 @@ def _exact(value) -> Number:
 
 
 def read_exact_json(path: str | os.PathLike):
-    """The JSON file at ``path`` with every decimal number parsed as an exact :class:`Fraction`."""
+    """The JSON file at ``path`` with every decimal number parsed as an exact :class:`Fraction`.
+
+    >>> import pathlib
+    >>> root = pathlib.Path(__file__).resolve().parent.parent.parent
+    >>> read_exact_json(root / "instances" / "hotos25-section5-bids.json")["pools"][0]["base_price"]
+    Fraction(303, 500)
+    """
     text = read_text(path)
     try:
         return json.loads(text, parse_float=Fraction)

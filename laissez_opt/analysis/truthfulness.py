@@ -64,7 +64,11 @@ _MONEY = ("vcg",)
 
 
 def families_for(method: str) -> tuple[str, ...]:
-    """The lie families that apply to ``method``: money mechanisms take bids, MTF also thresholds."""
+    """The lie families that apply to ``method``: money mechanisms take bids, MTF also thresholds.
+
+    >>> families_for("vcg"), families_for("mtf")
+    (('scale', 'per_pool'), ('scale', 'per_pool', 'order', 'threshold'))
+    """
     if method in _MONEY:
         return ("scale", "per_pool")
     if method == "mtf":

@@ -65,8 +65,13 @@ def frontier_command(instance, out, methods_, normalizer, max_lps, no_integral, 
     directory.mkdir(parents=True, exist_ok=True)
     for target in targets.values():
         check_destination(target, inputs=(instance,))
-    report = frontier(instance, methods=names, normalizer=normalizer, max_lps=max_lps, integral=not no_integral,
-                      time_limit=time_limit)
+    try:
+        report = frontier(instance, methods=names, normalizer=normalizer, max_lps=max_lps, integral=not no_integral,
+                          time_limit=time_limit)
+    except InputError as err:
+        if err.path in ("methods", "method"):
+            err.path = "--methods"
+        raise
     write_atomic(targets["frontier.json"], json.dumps(report.to_dict(), indent=2) + "\n")
     text = report.markdown()
     write_atomic(targets["frontier.md"], text)

@@ -236,7 +236,14 @@ def _conflict(model: LinearModel, labels: dict[str, list[str]], options: dict) -
 
 
 def fair_welfare_size(instance: Instance, options: dict):
-    """Size: the allocation plus ``n`` rows per chosen utility family and ``n (n - 1)`` envy rows."""
+    """Size: the allocation plus ``n`` rows per chosen utility family and ``n (n - 1)`` envy rows.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent(f"a{k}") for k in range(10)],
+    ...                    [lo.Edge(f"a{k}", "P", 1.0) for k in range(10)])
+    >>> fair_welfare_size(inst, {"envy": 0.0}).constraints   # 11 allocation rows, 90 envy rows
+    101.0
+    """
     n = float(instance.n_agents)
     edge_rounds = float(instance.n_edges) * float(instance.rounds)
     rows = nonzeros = 0.0

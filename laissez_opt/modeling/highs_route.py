@@ -27,6 +27,17 @@ def highs_duals(h, column_lower: np.ndarray, row_lower: np.ndarray) -> Duals:
     status numbering (lower 0, basic 1, upper 2, zero 3, nonbasic 4) is kept,
     with "nonbasic" (4, a column HiGHS never moved) read as "at its lower bound"
     when that bound (``column_lower``, ``row_lower``) is finite and "zero" otherwise.
+
+    >>> import numpy as np
+    >>> from laissez_opt.modeling import LinearModel
+    >>> m = LinearModel("toy", sense="max")
+    >>> x = m.add_variables("x", 2, upper=np.array([np.inf, 0.5]))
+    >>> _ = m.add_constraints("budget", rows=np.array([0, 0]), cols=x.columns([0, 1]), coefs=np.ones(2),
+    ...                       upper=np.array([1.0]))
+    >>> m.set_objective(x, np.array([1.0, 3.0]))
+    >>> d = solve_highs(m, duals=True).duals          # filled by highs_duals
+    >>> d.row.tolist(), (d.column + 0.0).tolist(), d.column_basis.tolist()   # z = c - A^T y
+    ([1.0], [0.0, 2.0], [1, 2])
     """
     sol = h.getSolution()
     basis = h.getBasis()
