@@ -159,3 +159,13 @@ def test_cli_reports_the_conflict(tmp_path):
                   "-o", tmp_path / "fair.json")
     assert run.returncode == 0, run.stderr
     assert run_cli("certify", r2, tmp_path / "fair.json").returncode == 0
+
+
+def test_certify_rejects_an_allocation_that_breaks_a_fairness_row():
+    inst = lo.load(INSTANCES / "thesis-r2-table3-1.json")
+    result = lo.solve(inst, "fair_welfare", fractional=True, floor=1.3)
+    assert lo.certify(inst, result).proven
+    # The welfare optimum has the same welfare on this instance but a max-min level of 66/61 < 1.3.
+    result.allocation = lo.solve(inst, "welfare").allocation
+    report = lo.certify(inst, result)
+    assert not report.proven and report.failure.startswith('row floor["'), report.failure

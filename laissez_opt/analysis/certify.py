@@ -898,8 +898,16 @@ def _compare(kind: str, ex: ExactInstance, result: Result, x_res, values: dict, 
         if not ok:
             return (f"objective: the result reports {result.objective!r} but the exact optimum is {_show(optimum)}",
                     worst, repaired)
-        lp = welfare_lp(ex) if kind != "vcg" else vcg_lp(ex)
-        violation, where = lp.max_violation(list(x_res))
+        if kind == "vcg":
+            lp = vcg_lp(ex)
+        elif kind == "fair_welfare":
+            # The result's allocation must meet the fairness rows too, not only capacity and demand.
+            p = values.get("parameters", {})
+            opt = {k: (None if p.get(k) is None else parse_rational(p[k])) for k in ("sharing", "envy", "floor")}
+            lp = fair_welfare_lp(ex, **opt, normalizer=p.get("normalizer", "equal_share"))
+        else:
+            lp = welfare_lp(ex)
+        violation, where = lp.max_violation(list(x_res) + [0] * (lp.n_cols - len(x_res)))
         note(float(violation))
         if violation > tol * max(1, max((float(c) for c in ex.counts), default=1)):
             return f"{where}: the result's allocation breaks it by {float(violation):.3g}", worst, repaired

@@ -131,15 +131,16 @@ def _values(instance: Instance, money: bool) -> list[tuple[float, ...]]:
 
 
 def _with_report(instance: Instance, edges: list[int], reported: dict[int, tuple[float, ...]], money: bool) -> Instance:
-    """The instance with agent ``i``'s edges carrying ``reported`` values (bids for money mechanisms)."""
+    """The instance with agent ``i``'s edges carrying ``reported`` values (bids, where a money mechanism has them)."""
     new = list(instance.edges)
     for e in edges:
         values = reported[e]
         edge = instance.edges[e]
-        if money:
-            # A bid is one number per edge: the reported value (constant over rounds for a money mechanism).
+        if money and edge.bid is not None:
+            # A bid is one number per edge, the same in every round.
             new[e] = replace(edge, bid=float(values[0]))
         else:
+            # Without a bid the mechanism values the edge by its utility, round by round: report that.
             new[e] = replace(edge, utility=values if instance.rounds > 1 else float(values[0]))
     return Instance(instance.pools, instance.agents, new, rounds=instance.rounds, round_hours=instance.round_hours,
                     name=instance.name, description=instance.description)
