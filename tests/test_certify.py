@@ -344,3 +344,18 @@ def test_differences_below_float_resolution_are_repaired(tmp_path):
     report = lo.certify(inst, result)  # whichever agent the float solve picked: within the tolerance
     assert report.proven and Fraction(report.exact["optimum"]) == Fraction(values[2])
     assert report.repaired == (result.allocation[0]["agent"] != "C")
+
+
+def test_themis_claims_are_checked():
+    inst = lo.load(INSTANCES / "hotos25-table1.json")
+    result = _roundtrip(lo.solve(inst, "themis", fractional=True))
+    assert lo.certify(inst, result).proven
+    low = copy.deepcopy(result)
+    low.objective *= 0.9  # claims a finish-time fairness no allocation reaches
+    report = lo.certify(inst, low)
+    assert not report.proven
+    starved = copy.deepcopy(result)
+    bidder = result.details["bidders"][0]
+    starved.allocation = [rec for rec in result.allocation if rec["agent"] != bidder]
+    report = lo.certify(inst, starved)
+    assert not report.proven and report.failure.startswith(f"finish[{bidder}]"), report.failure

@@ -957,11 +957,24 @@ def _compare(kind: str, ex: ExactInstance, result: Result, x_res, values: dict, 
         return "", worst, repaired
     if kind == "themis":
         lo, hi = values["bracket"]
-        claimed = [ids.index(a) for a in (result.details or {}).get("bidders", [])]
-        if [ids[i] for i in claimed] != values["bidders"]:
+        if list((result.details or {}).get("bidders", [])) != values["bidders"]:
             return "bidders: the result's bidders are not the agents Themis's rule selects", worst, False
-        ok_hi, diff = _close(result.objective, hi, tol)
+        _, diff = _close(result.objective, hi, tol)
         note(diff)
+        violation, where = welfare_lp(ex).max_violation(list(x_res))
+        if violation > tol * max(1, max((float(c) for c in ex.counts), default=1)):
+            return f"{where}: the result's allocation breaks it by {float(violation):.3g}", worst, False
+        # The allocation must reach the level it claims: rho_i = a_i + X^id_i / X_i <= objective.
+        rates = ideal_rates(ex)
+        lags, _ = themis_lags(ex, rates)
+        rate_of = _agent_values(ex, x_res)
+        for agent in values["bidders"]:
+            i = ex.instance.agent_index[agent]
+            if rate_of[i] <= 0 or lags[i] + Fraction(rates[i]) / rate_of[i] > Fraction(repr(float(result.objective))) * (
+                    1 + Fraction(repr(float(tol)))) + Fraction(repr(float(tol))):
+                return (f"finish[{agent}]: the result's allocation gives rho = "
+                        f"{float(lags[i] + Fraction(rates[i]) / rate_of[i]) if rate_of[i] > 0 else math.inf:.9g}, above "
+                        f"the objective {result.objective!r} it reports", worst, False)
         if float(result.objective) > float(hi) * (1 + tol) + tol:
             return f"objective: the result reports {result.objective!r}, above the proven rho* <= {_show(hi)}", worst, False
         if float(result.objective) < float(lo) * (1 - tol) - tol:

@@ -24,9 +24,11 @@ Programming*, 1983, ch. 5):
 HiGHS reports it) into the exact primal and dual solutions of that basis by
 solving its two square systems in rationals (:func:`solve_sparse`), so that a
 floating-point optimum whose numbers are slightly off is repaired instead of
-trusted.  :func:`solve_exact` does both: HiGHS finds a basis, the basis is
-solved exactly and the three checks run; when they fail, HiGHS solves again
-with presolve off and tighter tolerances.
+trusted.  :func:`exact_simplex` pivots, in rationals, from a basis that is not
+exactly optimal to one that is.  :func:`solve_exact` does it all: HiGHS finds a
+basis, the basis is solved exactly and the three checks run; when they fail,
+exact pivots repair the basis (and, failing that, HiGHS solves again with
+presolve off and tighter tolerances).
 
 Example
 -------
