@@ -43,7 +43,7 @@ def greedy_amounts(instance: Instance, score: np.ndarray | None = None, *, watch
     agent = instance.edge_agent.tolist()
     pool = instance.edge_pool.tolist()
     arrival = [a.arrival for a in instance.agents]
-    deadline = [rounds - 1 if a.deadline is None else a.deadline for a in instance.agents]
+    deadline = instance.last_rounds.tolist()
     demands = instance.effective_demands
     counts = instance.counts.astype(float)
     for r in range(rounds):

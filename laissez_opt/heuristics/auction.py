@@ -308,7 +308,7 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
     edge_agent, edge_pool = instance.edge_agent, instance.edge_pool
     weighted = instance.weights[edge_agent][:, None] * instance.edge_utility
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
-    deadline = np.array([rounds - 1 if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
+    deadline = instance.last_rounds
     counts = instance.counts
     demands = instance.effective_demands
     key_of_edge = edge_agent * m + edge_pool

@@ -76,7 +76,7 @@ class Simulation:
         n, R = instance.n_agents, instance.rounds
         self.sizes = [1 if a.demand is None else a.demand for a in instance.agents]
         self.work = [1.0 if a.work is None else float(a.work) for a in instance.agents]
-        self.last = [R - 1 if a.deadline is None else a.deadline for a in instance.agents]
+        self.last = instance.last_rounds.tolist()
         self.edges_of: list[list[int]] = [[] for _ in range(n)]
         for e, i in enumerate(instance.edge_agent.tolist()):
             self.edges_of[i].append(e)

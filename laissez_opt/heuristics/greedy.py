@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from ..instance import Instance
 from ..method_spec import Method
 from ..result import Result, allocation_records, edge_utilities

@@ -548,7 +548,7 @@ class _Setup:
         self.ints = integer_weights(instance.weights.tolist())
         self.demand = [_UNBOUNDED if a.demand is None else int(a.demand) for a in instance.agents]
         arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
-        last = np.array([rounds - 1 if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
+        last = instance.last_rounds
         norm = instance.edge_utility / _normalisers(instance, normalize)
         present = [(arrival <= r) & (r <= last) for r in range(rounds)]
         self.prefs = [_preferences_from_edges(instance, r, norm[:, r], present[r]) for r in range(rounds)]
