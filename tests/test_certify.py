@@ -359,3 +359,17 @@ def test_themis_claims_are_checked():
     starved.allocation = [rec for rec in result.allocation if rec["agent"] != bidder]
     report = lo.certify(inst, starved)
     assert not report.proven and report.failure.startswith(f"finish[{bidder}]"), report.failure
+
+
+def test_vcg_with_bids_and_long_rounds_is_proven():
+    """Bids are per device-hour and reserves per device-hour: a round of h hours is worth h times both."""
+    inst = lo.Instance([lo.Pool("A10", count=1, base_price=0.606), lo.Pool("L4", count=2, base_price=0.3)],
+                       [lo.Agent("A", demand=1), lo.Agent("B", demand=1), lo.Agent("C", demand=2)],
+                       [lo.Edge("A", "A10", 1.0, bid=0.687), lo.Edge("B", "A10", 1.0, bid=0.762),
+                        lo.Edge("B", "L4", 1.0, bid=0.652), lo.Edge("C", "L4", 1.0, bid=0.5)],
+                       rounds=2, round_hours=2.5, name="hours")
+    result = lo.solve(inst, "vcg")
+    report = lo.certify(inst, result)
+    assert report.proven, report.failure
+    assert {a: float(Fraction(p)) for a, p in report.exact["payments"].items()} == pytest.approx(result.payments)
+    assert not lo.probe_truthfulness(inst, "vcg", budget=40).profitable

@@ -277,12 +277,25 @@ def welfare_lp(ex: ExactInstance) -> ExactLP:
 
 
 def vcg_values(ex: ExactInstance) -> list[list[Number]]:
-    """``v_{i,c,r}``: the edge's bid in every round, else its utility."""
-    return [[b] * ex.rounds if b is not None else list(u) for b, u in zip(ex.bids, ex.utility)]
+    """``v_{i,c,r}`` in money per device-round: ``bid h`` (a bid is per device-hour, ``h`` = ``round_hours``), else ``u``.
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.analysis.rational import exact_instance
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", (1.0, 2.0), bid=0.5), lo.Edge("B", "P", (3.0, 4.0))],
+    ...                    rounds=2, round_hours=2.0)
+    >>> vcg_values(exact_instance(inst))
+    [[1, 1], [3, 4]]
+    """
+    h = ex.round_hours
+    return [[_q(b * h)] * ex.rounds if b is not None else list(u) for b, u in zip(ex.bids, ex.utility)]
 
 
 def vcg_lp(ex: ExactInstance, without: int | None = None) -> ExactLP:
-    """``max W(x) = sum (v - b_c) x + R sum_c b_c k_c``; ``without``: that agent's columns fixed at 0 (``W*_{-i}``).
+    """``max W(x) = sum (v - beta_c) x + R sum_c beta_c k_c``, ``beta_c = b_c h``; ``without``: that agent at 0 (``W*_{-i}``).
+
+    The reserve ``beta_c`` is the operator's value of keeping a device for a round
+    (the base price ``b_c`` is per device-hour), as in :mod:`laissez_opt.exact.vcg`.
 
     >>> import laissez_opt as lo
     >>> from laissez_opt.analysis.rational import exact_instance
@@ -295,9 +308,10 @@ def vcg_lp(ex: ExactInstance, without: int | None = None) -> ExactLP:
     """
     lp = ExactLP("vcg", "max")
     v = vcg_values(ex)
-    b, ep = ex.base_prices, ex.edge_pool
+    b = [_q(price * ex.round_hours) for price in ex.base_prices]
+    ep = ex.edge_pool
     add_allocation(lp, ex, objective=lambda e, r: v[e][r] - b[ep[e]], fixed_agents=() if without is None else (without,))
-    lp.offset = ex.rounds * sum(bc * k for bc, k in zip(b, ex.counts))
+    lp.offset = _q(ex.rounds * sum(bc * k for bc, k in zip(b, ex.counts)))
     return lp
 
 

@@ -81,6 +81,7 @@ class ExactInstance:
     edge_agent: list[int]
     edge_pool: list[int]
     origin: str  # "file" or "repr"
+    round_hours: Number = 1
 
     @property
     def rounds(self) -> int:
@@ -146,6 +147,8 @@ def exact_instance(instance: Instance) -> ExactInstance:
             utility.append([_exact(v) for v in u] if isinstance(u, list) else [_exact(u)] * rounds)
             bids.append(None if e.get("bid") is None else _exact(e["bid"]))
         origin = "file"
+        round_hours = _exact(data.get("round_hours", 1))
+        _same(round_hours, instance.round_hours, "$.round_hours", source)
         for c, pool in enumerate(instance.pools):
             _same(base[c], pool.base_price, f"$.pools[{c}].base_price", source)
             if counts[c] != pool.count:
@@ -167,6 +170,7 @@ def exact_instance(instance: Instance) -> ExactInstance:
         utility = [[as_fraction(e.utility_in(r)) for r in range(rounds)] for e in instance.edges]
         bids = [None if e.bid is None else as_fraction(e.bid) for e in instance.edges]
         origin = "repr"
+        round_hours = as_fraction(instance.round_hours)
     return ExactInstance(
         instance=instance,
         weights=weights,
@@ -182,6 +186,7 @@ def exact_instance(instance: Instance) -> ExactInstance:
         edge_agent=instance.edge_agent.tolist(),
         edge_pool=instance.edge_pool.tolist(),
         origin=origin,
+        round_hours=round_hours,
     )
 
 

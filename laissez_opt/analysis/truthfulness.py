@@ -117,12 +117,13 @@ class TruthfulnessReport:
 
 
 def _values(instance: Instance, money: bool) -> list[tuple[float, ...]]:
-    """Per edge, the reported quantity per round: bids for money mechanisms (constant), else utilities."""
+    """Per edge, the reported quantity per round: for money mechanisms the value of a device-round
+    (``bid h`` where the edge has a bid, ``h`` = ``round_hours``), else the utility."""
     out = []
     for edge in instance.edges:
         if money:
             if edge.bid is not None:
-                out.append((float(edge.bid),) * instance.rounds)
+                out.append((float(edge.bid) * instance.round_hours,) * instance.rounds)
             else:
                 out.append(tuple(edge.utility_in(r) for r in range(instance.rounds)))
         else:
@@ -137,8 +138,8 @@ def _with_report(instance: Instance, edges: list[int], reported: dict[int, tuple
         values = reported[e]
         edge = instance.edges[e]
         if money and edge.bid is not None:
-            # A bid is one number per edge, the same in every round.
-            new[e] = replace(edge, bid=float(values[0]))
+            # A bid is one price per device-hour, the same in every round.
+            new[e] = replace(edge, bid=float(values[0]) / instance.round_hours)
         else:
             # Without a bid the mechanism values the edge by its utility, round by round: report that.
             new[e] = replace(edge, utility=values if instance.rounds > 1 else float(values[0]))
