@@ -54,7 +54,7 @@ import json
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, NoSolutionError
 from ..instance import Instance
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, solve_model
@@ -291,10 +291,16 @@ def solve_fair_welfare(
     details = {"constraints": {"sharing": sharing, "envy": envy, "floor": floor, "normalizer": normalizer},
                "rows": {name: len(rows) for name, rows in labels.items()}}
     if solution.status == "infeasible" and explain:
-        conflict = _conflict(model, labels, options)
-        details["conflict"] = conflict
-        solution.message = ("no allocation meets the fairness constraints; an irreducible conflicting set: "
-                            + ", ".join(conflict)) if conflict else "no allocation meets the fairness constraints"
+        try:
+            conflict = _conflict(model, labels, options)
+        except NoSolutionError:
+            # The run's time limit ended the search: the model is still proven infeasible.
+            details["conflict"] = None
+            solution.message = "no allocation meets the fairness constraints (the conflict search ran out of time)"
+        else:
+            details["conflict"] = conflict
+            solution.message = ("no allocation meets the fairness constraints; an irreducible conflicting set: "
+                                + ", ".join(conflict)) if conflict else "no allocation meets the fairness constraints"
     elif solution.status == "infeasible":
         solution.message = "no allocation meets the fairness constraints"
     return allocation_result(instance, "fair_welfare", columns, solution, fractional=fractional, params=params,
