@@ -218,7 +218,9 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor)
         eps_final = 1.0 / (persons + 1)
     else:
         eps_final = tol * max_value / persons
-    eps_final = max(eps_final, max_value * EPS_FLOOR)
+    # Never below the smallest normal double: an increment that underflows to 0 (values of 1e-320)
+    # would let two bidders outbid each other forever.
+    eps_final = max(eps_final, max_value * EPS_FLOOR, float(np.finfo(np.float64).tiny))
     schedule = eps_schedule(max_value, eps_final, factor)
     unit_ptr = np.zeros(n + 1, np.int64)
     np.cumsum(units, out=unit_ptr[1:])
