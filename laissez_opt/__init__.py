@@ -8,17 +8,20 @@
 """
 
 from .api import (
+    build,
     certify,
     check,
     check_certificate,
     estimate,
     frontier,
     generate,
+    linear_model,
     load,
     load_certificate,
     probe_truthfulness,
     solve,
     verify,
+    write_model,
 )
 from .declare import Model, declared_method
 from .errors import (
@@ -54,6 +57,9 @@ __all__ = [
     "load",
     "compare",
     "solve",
+    "build",
+    "linear_model",
+    "write_model",
     "estimate",
     "generate",
     "verify",

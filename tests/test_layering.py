@@ -4,7 +4,7 @@ Layers, lowest first (a module may import from its own unit, meaning its own
 subpackage or module, and from any lower layer):
 
 * L0  ``errors``
-* L1  ``limits``, ``method_spec`` (run bounds and method declarations)
+* L1  ``limits``, ``method_spec``, ``display`` (run bounds, method declarations, how reports are shown)
 * L2  ``instance`` (the typed instance graph)
 * L3  ``result``, ``shares``, ``starts`` (records, reference shares and quick feasible allocations)
 * L4  ``io`` (files of instances and results)
@@ -34,6 +34,7 @@ LAYERS = {
     "errors": 0,
     "limits": 1,
     "method_spec": 1,
+    "display": 1,
     "instance": 2,
     "result": 3,
     "shares": 3,

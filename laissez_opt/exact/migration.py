@@ -475,6 +475,17 @@ def _worse(value: float, reference: float, objective: str) -> bool:
     return value < reference - noise if objective == "work" else value > reference + noise
 
 
+def _export_model(instance: Instance, options: dict) -> LinearModel:
+    """The time-indexed model ``lo.build(instance, "migration", ...)`` exports."""
+    return build_migration(instance, objective=options.get("objective", "cost"),
+                           allow_migration=bool(options.get("allow_migration", True)))[0]
+
+
+def _export_migration_free(instance: Instance, options: dict) -> LinearModel:
+    """The model ``lo.build(instance, "migration_free", ...)`` exports: every ``m_{i,r}`` fixed to 0."""
+    return build_migration(instance, objective=options.get("objective", "cost"), allow_migration=False)[0]
+
+
 METHOD = Method(
     name="migration",
     kind="exact",
@@ -487,4 +498,5 @@ METHOD = Method(
         Option("allow_migration", "bool", True, "false forbids changing pool between rounds (the migration_free model)"),
     ),
     estimate=migration_size,
+    build=_export_model,
 )

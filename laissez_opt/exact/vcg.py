@@ -762,6 +762,11 @@ def solve_vcg(
     return result
 
 
+def _export_model(instance: Instance, options: dict) -> LinearModel:
+    """The allocation model ``lo.build(instance, "vcg", fractional=...)`` exports (the payments need one per winner)."""
+    return build_vcg(instance, fractional=bool(options.get("fractional")))[0]
+
+
 METHOD = Method(
     name="vcg",
     kind="exact",
@@ -775,4 +780,7 @@ METHOD = Method(
                choices=("auto", "resolve")),
     ),
     estimate=lambda instance, options: allocation_size(instance, note="one welfare model kept for every pivot"),
+    build=_export_model,
+    exported="the welfare-maximising allocation on bids with reserves, W(x); each Clarke pivot W*_{-i} is the same "
+             "model with agent i's columns fixed to 0",
 )

@@ -82,6 +82,11 @@ def solve_welfare(
     return allocation_result(instance, "welfare", columns, solution, fractional=fractional, params=params)
 
 
+def _export_model(instance: Instance, options: dict) -> LinearModel:
+    """The model ``lo.build(instance, "welfare", fractional=...)`` exports."""
+    return build_welfare(instance, fractional=bool(options.get("fractional")))[0]
+
+
 METHOD = Method(
     name="welfare",
     kind="exact",
@@ -92,4 +97,5 @@ METHOD = Method(
     run=solve_welfare,
     options=solver_options(fractional=True),
     estimate=allocation_size,
+    build=_export_model,
 )
