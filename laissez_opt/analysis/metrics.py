@@ -44,6 +44,7 @@ def welfare_figures(utilities: np.ndarray, weights: np.ndarray) -> dict[str, flo
     return {
         "total_welfare": total,
         "weighted_welfare": total / float(w.sum()),
+        "utilitarian": float(u.sum()),
         "egalitarian": float(u.min()) if u.size else 0.0,
         "nash": float(np.sum(np.log(u))) if np.all(u > 0) else -math.inf,
         "jain": float(u.sum() ** 2 / (u.size * squares)) if squares > 0 else 1.0,
