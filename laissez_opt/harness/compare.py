@@ -235,9 +235,29 @@ class Comparison:
     meta: dict = field(default_factory=dict)
 
     def to_dataframe(self):
+        """One row per instance and method (the CSV's columns) as a :class:`pandas.DataFrame`."""
         import pandas as pd
 
         return pd.DataFrame(self.rows)
+
+    def __repr__(self) -> str:
+        from .report import comparison_repr
+
+        return comparison_repr(self)
+
+    def _repr_html_(self) -> str:
+        from .report import comparison_html
+
+        return comparison_html(self)
+
+    def plot(self, what: str = "gap", objective: str | None = None, ax=None):
+        """Gap (``what="gap"``, of ``objective``, default the first) or runtime (``"runtime"``) against size.
+
+        Returns the matplotlib axes (:func:`laissez_opt.harness.report.plot_comparison`).
+        """
+        from .report import plot_comparison
+
+        return plot_comparison(self, what, objective=objective, ax=ax)
 
     def columns(self) -> list[str]:
         first = ["instance", "agents", "pools", "devices", "method", "kind", "status", "objective", "runtime_s"]
