@@ -97,9 +97,12 @@ def solve_options(method: str, *, solver=None, via=None, time_limit=None, fracti
                 raise InputError(f"{method} is a heuristic: it takes no {name} (the exact methods do)", path=name)
     opts = spec.check_options(given)
     if spec.kind == "exact" and opts.get("via", "direct") == "direct" and opts.get("solver", "highs") not in spec.solvers:
+        from .method_spec import suggest
+
         raise SolverUnavailableError(
-            f"method {method!r} supports solvers {', '.join(spec.solvers)}, not {opts['solver']!r} "
-            f"(with via='pyomo', any solver Pyomo knows)"
+            f"method {method!r} supports solvers {', '.join(spec.solvers)}, not {opts['solver']!r}"
+            f"{suggest(opts['solver'], spec.solvers)} (with via='pyomo', any solver Pyomo knows)",
+            path="solver",
         )
     return spec, opts, time_limit
 
@@ -287,7 +290,7 @@ def generate(family: str, agents: int, pools: int, *, seed: int = 0, **params) -
     try:
         data = _generate_family(family, agents, pools, seed=seed, **params)
     except ValueError as exc:
-        raise InputError(str(exc), path="--family") from None
+        raise InputError(str(exc), path="family") from None
     return instance_from_dict(data, f"<generated {family}>")
 
 

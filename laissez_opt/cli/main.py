@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from ..errors import InfeasibleError, InputError, LaissezOptError, NotProvenError
+from ..errors import InfeasibleError, InputError, LaissezOptError, NotProvenError, SolverUnavailableError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -31,7 +31,8 @@ def _console(stderr: bool = False):
 
 #: The command line's names of the Python API's arguments, for error messages.
 _FLAGS = {"method": "--method", "solver": "--solver", "via": "--via", "time_limit": "--time-limit",
-          "fractional": "--fractional", "max_memory": "--max-memory", "threads": "--threads", "backend": "--backend"}
+          "fractional": "--fractional", "max_memory": "--max-memory", "threads": "--threads", "backend": "--backend",
+          "family": "--family"}
 
 
 @contextlib.contextmanager
@@ -39,7 +40,7 @@ def cli_paths():
     """Re-word the API's argument names in errors as the command line spells them (``--method``, ``-p name``)."""
     try:
         yield
-    except InputError as err:
+    except (InputError, SolverUnavailableError) as err:
         if err.path in _FLAGS:
             err.path = _FLAGS[err.path]
         elif err.path and err.path.startswith("option "):
@@ -226,7 +227,8 @@ def generate(family, agents, pools, seed, param, output):
     from ..api import generate as make
     from ..io import dumps_instance, write_atomic
 
-    inst = make(family, agents, pools, seed=seed, **_parse_params(param))
+    with cli_paths():
+        inst = make(family, agents, pools, seed=seed, **_parse_params(param))
     text = dumps_instance(inst)
     if output:
         write_atomic(output, text)

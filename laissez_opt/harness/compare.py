@@ -34,6 +34,7 @@ from typing import Callable, Sequence
 from ..errors import InputError
 from ..instance import Instance
 from ..io import dumps_instance, instance_from_dict, load_instance
+from ..method_spec import suggest
 from ..methods import get_method, registered_at_runtime
 from .executors import EXECUTORS, run_dask, run_local_pool
 from .store import RunStore, run_key
@@ -335,7 +336,8 @@ def compare(
     objectives = list(objectives) if objectives else default_objectives(methods)
     for name in objectives:
         if name not in OBJECTIVES:
-            raise InputError(f"unknown objective {name!r}; known: {', '.join(OBJECTIVES)}", path="--objectives")
+            raise InputError(f"unknown objective {name!r}{suggest(name, OBJECTIVES)}; known: {', '.join(OBJECTIVES)}",
+                             path="--objectives")
     run_methods = methods + [OBJECTIVES[o].reference for o in objectives if OBJECTIVES[o].reference not in methods]
     run_methods = list(dict.fromkeys(run_methods))
     method_options = method_options or {}

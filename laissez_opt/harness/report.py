@@ -51,7 +51,8 @@ def _table_columns(table: Comparison) -> tuple[list[str], list[str]]:
     for name in table.objectives:
         keys += [f"value_{name}", f"gap_{name}"]
         headers += [name, f"gap_{name}"]
-    return keys + FAIRNESS_COLUMNS, headers + FAIRNESS_COLUMNS
+    rest = [c for c in FAIRNESS_COLUMNS if c not in table.objectives]  # an objective already has its column
+    return keys + rest, headers + rest
 
 
 def _legend(table: Comparison) -> str:
