@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..limits import SizeEstimate
+from ..limits import SizeEstimate, check_deadline
 from ..method_spec import Option
 from ..result import Result, allocation_records, edge_utilities
 
@@ -198,6 +198,8 @@ class Picker:
         p = self.ptr[i]
         self.rem[self.pool[p]] -= 1
         self.left -= 1
+        if not self.left & 0xFFFF:  # every 65,536 devices: pools of millions take a while
+            check_deadline("while handing out devices")
         return self.edge[p]
 
 

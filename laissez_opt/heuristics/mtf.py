@@ -410,6 +410,8 @@ def mtf_round(
                 continue  # leaves the token phase of this round
             rem[c] -= 1
             left -= 1
+            if not left & 0xFFFF:  # every 65,536 devices: pools of millions take a while
+                check_deadline("in the token phase")
             cap[i] -= 1
             spent[i] += 1
             add_agent(i)
@@ -462,6 +464,8 @@ def mtf_round(
                     continue
             rem[c] -= 1
             left -= 1
+            if not left & 0xFFFF:
+                check_deadline("in the round-robin phase")
             cap[i] -= 1
             add_agent(i)
             add_pos(p)
