@@ -23,10 +23,12 @@ isolation and no caps, for debugging and tiny comparisons.
 ``dask`` (:func:`run_dask`, ``pip install 'laissez-opt[dask]'``): a scheduler
 address, or a local cluster is started.  A run whose Dask worker dies becomes a
 failure (a local cluster does not retry it; a remote scheduler retries as
-configured, then gives up with ``KilledWorker``).  On a local cluster each
-worker's memory limit is the run memory cap plus the worker's own baseline,
-and a run over its time cap has its worker restarted; on a remote cluster the
-time cap releases the run's future, but Dask cannot stop a task that is running.
+configured, then gives up with ``KilledWorker``).  On a local cluster (one
+thread per worker) a run gets the same address-space limit as in a local
+worker, each worker's memory limit is the run memory cap plus a baseline, and
+a run over its time cap ends its worker process, which Dask replaces.  On a
+remote cluster the time cap releases the run's future, but Dask cannot stop a
+task that is running, and memory is the cluster's own configuration.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -44,7 +47,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..errors import InputError, LaissezOptError
-from .worker import _HEADER
+from .worker import _HEADER, address_space_cap
 
 __all__ = ["EXECUTORS", "WAIT", "Failure", "Limits", "ListFeed", "run_inline", "run_local_pool", "run_dask"]
 
@@ -432,12 +435,34 @@ def run_local_pool(fn: Callable, tasks, *, workers: int, limits: Limits | None =
 
 
 # ----------------------------------------------------------------------------------------- dask
-def _dask_call(fn: Callable, task):
-    """Runs on a Dask worker: ``fn(task)``, with running out of memory reported, not raised."""
+def _kill_this_process() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _dask_call(fn: Callable, task, memory_cap: int | None = None, time_cap: float | None = None):
+    """Runs on a Dask worker: ``fn(task)`` under the caps, running out of memory reported, not raised.
+
+    Only given caps on a worker with one thread (a local cluster of ours): the
+    address-space limit and the time cap's kill are process-wide.
+    """
+    timer = None
+    if time_cap:
+        # Dask cannot stop a running task; the nanny restarts a worker that dies, and the client reads the death.
+        timer = threading.Timer(time_cap, _kill_this_process)
+        timer.daemon = True
+        timer.start()
     try:
-        return fn(task)
-    except MemoryError:
-        return Failure("out_of_memory", f"out of memory (MemoryError) while running {_describe(task)}")
+        with address_space_cap(memory_cap) as limited:
+            try:
+                return fn(task)
+            except MemoryError:
+                if limited:
+                    return Failure("memory_cap", f"run memory cap of {format_bytes(memory_cap)} exceeded "
+                                                 f"(MemoryError) while running {_describe(task)}")
+                return Failure("out_of_memory", f"out of memory (MemoryError) while running {_describe(task)}")
+    finally:
+        if timer is not None:
+            timer.cancel()
 
 
 def run_dask(fn: Callable, tasks, *, workers: int, scheduler: str | None = None, limits: Limits | None = None) -> Iterator:
@@ -455,14 +480,15 @@ def run_dask(fn: Callable, tasks, *, workers: int, scheduler: str | None = None,
             client = Client(scheduler, timeout=30)
         except (OSError, TimeoutError, ValueError) as exc:
             raise InputError(f"cannot connect to the Dask scheduler {scheduler!r}: {exc}", path="--scheduler") from None
+        caps = {}
     else:
         memory_limit = limits.memory + _DASK_WORKER_BASELINE if limits.memory else "auto"
         # A run that kills its worker is a failed run, not something to retry on every other worker.
-        with dask.config.set({"distributed.scheduler.allowed-failures": 0,
-                              "distributed.worker.memory.terminate": 0.95}):
+        with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
             cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
                                    dashboard_address=None, memory_limit=memory_limit)
         client = Client(cluster)
+        caps = {"memory_cap": limits.memory, "time_cap": limits.time}
     try:
         capacity = max(1, sum(client.nthreads().values()) if scheduler else workers)
         in_flight: dict = {}  # future -> (task, submitted)
@@ -476,7 +502,7 @@ def run_dask(fn: Callable, tasks, *, workers: int, scheduler: str | None = None,
                     break
                 else:
                     # Not more in flight than threads, so a submitted run is a running one.
-                    in_flight[client.submit(_dask_call, fn, task, pure=False)] = (task, time.monotonic())
+                    in_flight[client.submit(_dask_call, fn, task, pure=False, **caps)] = (task, time.monotonic())
             if exhausted and not in_flight:
                 break
             time.sleep(_TICK)
@@ -493,21 +519,20 @@ def run_dask(fn: Callable, tasks, *, workers: int, scheduler: str | None = None,
                     except Exception as err:  # the future itself is gone
                         exc = err
                     name = type(exc).__name__
-                    if name == "KilledWorker":
-                        message = f"worker process died while running {_describe(task)} (Dask: KilledWorker)"
-                        yield task, Failure("worker_died", message)
+                    if name == "KilledWorker" and limits.time is not None and now - submitted >= limits.time:
+                        yield task, Failure("time_cap", f"run time cap of {format_seconds(limits.time)} exceeded "
+                                                        f"while running {_describe(task)}; its worker was stopped")
+                    elif name == "KilledWorker":
+                        yield task, Failure("worker_died", f"worker process died while running {_describe(task)} "
+                                                           "(Dask: KilledWorker)")
                     else:
                         yield task, Failure("lost", f"{name}: {exc} while running {_describe(task)}")
-                elif limits.time is not None and now - submitted > limits.time:
+                elif not caps and limits.time is not None and now - submitted > limits.time:
+                    # A remote cluster: release the run; Dask cannot stop the task itself.
                     del in_flight[future]
-                    where = None
-                    if cluster is not None:
-                        where = [w for w, keys in client.processing().items() if future.key in keys]
                     future.cancel()
-                    if where:
-                        client.restart_workers(where, raise_for_error=False)
                     yield task, Failure("time_cap", f"run time cap of {format_seconds(limits.time)} exceeded "
-                                                    f"while running {_describe(task)}")
+                                                    f"while running {_describe(task)}; the Dask task was released")
     finally:
         client.close()
         if cluster is not None:

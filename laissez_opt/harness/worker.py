@@ -28,8 +28,9 @@ import struct
 import sys
 import threading
 import traceback
+from contextlib import contextmanager
 
-__all__ = ["read_frame", "write_frame", "main"]
+__all__ = ["read_frame", "write_frame", "address_space_cap", "main"]
 
 _HEADER = struct.Struct(">Q")
 _PR_SET_PDEATHSIG = 1
@@ -125,13 +126,21 @@ def _reader(fd: int, inbox: queue.Queue) -> None:
         inbox.put(message)
 
 
-def _run_one(message, set_limit) -> tuple:
-    fn, task, memory_cap = message
-    import resource
+@contextmanager
+def address_space_cap(memory_cap: int | None):
+    """Limit this process's address space to its current size plus ``memory_cap`` bytes, then restore it.
 
+    Yields whether the limit is in force (it is not without ``resource``, on a
+    system without ``/proc``, or above the hard limit).
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not a Unix system
+        yield False
+        return
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     limited = False
-    if memory_cap and set_limit:
+    if memory_cap:
         size = _address_space_bytes()
         if size is not None:
             wanted = size + int(memory_cap)
@@ -141,16 +150,23 @@ def _run_one(message, set_limit) -> tuple:
                     limited = True
                 except (ValueError, OSError):
                     limited = False
-    reset = _reset_peak_rss()
     try:
-        outcome = ("ok", fn(task))
-    except MemoryError:
-        outcome = ("memory", "MemoryError")
-    except BaseException as exc:  # reported to the parent, which turns it into an error row
-        outcome = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=5))
+        yield limited
     finally:
         if limited:
             resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _run_one(message) -> tuple:
+    fn, task, memory_cap = message
+    reset = _reset_peak_rss()
+    with address_space_cap(memory_cap) as limited:
+        try:
+            outcome = ("ok", fn(task))
+        except MemoryError:
+            outcome = ("memory", "MemoryError")
+        except BaseException as exc:  # reported to the parent, which turns it into an error row
+            outcome = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=5))
     return outcome + (_peak_rss_mib(reset), limited)
 
 
@@ -161,12 +177,6 @@ def main(argv: list[str] | None = None) -> None:
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     faulthandler.enable()  # a crash of a native library leaves its stack in our stderr
-    try:
-        import resource  # noqa: F401  (Unix only; without it no memory cap is set)
-
-        set_limit = True
-    except ImportError:  # pragma: no cover - not a Unix system
-        set_limit = False
     inbox: queue.Queue = queue.Queue()
     write_frame(result_fd, ("ready", os.getpid()))
     threading.Thread(target=_reader, args=(task_fd, inbox), daemon=True, name="parent-watch").start()
@@ -178,7 +188,7 @@ def main(argv: list[str] | None = None) -> None:
             os.lseek(2, 0, os.SEEK_SET)
         except OSError:
             pass
-        outcome = _run_one(message, set_limit)
+        outcome = _run_one(message)
         try:
             write_frame(result_fd, outcome)
         except (pickle.PicklingError, TypeError, AttributeError) as exc:

@@ -18,7 +18,7 @@ R2 = INSTANCES / "thesis-r2-table3-1.json"
 
 
 def _started(markers):
-    return [p for p in markers.iterdir() if p.name.startswith("started.")]
+    return sorted(p for p in markers.iterdir() if p.name.startswith("fault_stall.") and not p.name.endswith(".tmp"))
 
 
 def test_worker_killed_mid_run_is_an_error_row_and_the_rest_completes(tmp_path, markers):

@@ -1,7 +1,7 @@
 """Test-only methods for the fault-injection suite; never shipped with the package.
 
-``fault_stall`` announces that it started (a marker file named after its
-process id in ``$LAISSEZ_FAULT_MARKERS``), then waits until a ``release``
+``fault_stall`` announces that it started (a marker file
+``fault_stall.<pid>.<instance>`` in ``$LAISSEZ_FAULT_MARKERS``, holding its process id), then waits until a ``release``
 file appears there or ``seconds`` pass, then answers like ``greedy``.  Tests
 use it to kill a worker while a run is certainly in progress.
 
@@ -17,11 +17,13 @@ import time
 from laissez_opt.method_spec import Method
 
 
-def _marker(kind: str, instance) -> None:
+def _marker(method: str, instance) -> None:
     directory = os.environ.get("LAISSEZ_FAULT_MARKERS")
     if directory:
-        with open(os.path.join(directory, f"{kind}.{os.getpid()}.{instance.name}"), "w") as handle:
+        final = os.path.join(directory, f"{method}.{os.getpid()}.{instance.name}")
+        with open(final + ".tmp", "w") as handle:
             handle.write(str(os.getpid()))
+        os.replace(final + ".tmp", final)  # a test never reads a marker before its pid is in it
 
 
 def _as_greedy(instance, method: str):
@@ -34,7 +36,7 @@ def _as_greedy(instance, method: str):
 
 def stall(instance, seconds: float = 60.0, **options):
     """Wait (until released or ``seconds`` pass), then return the greedy allocation."""
-    _marker("started", instance)
+    _marker("fault_stall", instance)
     directory = os.environ.get("LAISSEZ_FAULT_MARKERS", "")
     end = time.monotonic() + float(seconds)
     while time.monotonic() < end:
@@ -46,7 +48,7 @@ def stall(instance, seconds: float = 60.0, **options):
 
 def hog(instance, **options):
     """Touch memory until the allocation fails (or 64 GiB, which no test machine gives)."""
-    _marker("started", instance)
+    _marker("fault_hog", instance)
     chunks = []
     for _ in range(4096):
         chunks.append(b"\x01" * (16 << 20))  # written, so resident, not just reserved

@@ -35,3 +35,13 @@ def sleep_then_echo(task):
     """Sleep ``task['seconds']``, then :func:`echo`."""
     time.sleep(task["seconds"])
     return echo(task)
+
+
+def dispatch(task):
+    """The task function of the executor tests: ``task['action']`` picks what the run does."""
+    action = task.get("action", "echo")
+    if action == "touch_reserved":
+        return touch_reserved(task)
+    if action == "sleep":
+        return sleep_then_echo(task)
+    return echo(task)
