@@ -7,7 +7,7 @@
 1.5
 """
 
-from .api import check, generate, load, solve, verify
+from .api import check, estimate, generate, load, solve, verify
 from .errors import (
     InfeasibleError,
     InputError,
@@ -34,6 +34,7 @@ __all__ = [
     "load",
     "compare",
     "solve",
+    "estimate",
     "generate",
     "verify",
     "check",

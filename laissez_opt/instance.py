@@ -34,7 +34,15 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["Pool", "Agent", "Edge", "Instance"]
+__all__ = ["Pool", "Agent", "Edge", "Instance", "MAX_INTEGER", "MAX_MAGNITUDE"]
+
+#: Largest count, demand, round number or horizon the format accepts (int32: every
+#: consumer can hold it, and sums over pools stay exact in float64).
+MAX_INTEGER = 2**31 - 1
+#: Largest magnitude of a real number (utility, bid, cost, price, weight, work, ...):
+#: products of two such numbers stay below the 1e20 that HiGHS treats as infinite.
+MAX_MAGNITUDE = 1e9
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +137,36 @@ def _finite(value, path: str, *, minimum: float | None = None, strict: bool = Fa
     if minimum is not None and (value <= minimum if strict else value < minimum):
         relation = ">" if strict else ">="
         raise InputError(f"must be {relation} {minimum:g}, got {value!r}", path=path)
+    magnitude = abs(value)
+    if magnitude > MAX_MAGNITUDE:
+        raise InputError(f"{value!r} is larger than {MAX_MAGNITUDE:g} in magnitude; rescale the unit", path=path)
+
+
+def _integer(value, path: str, what: str, *, minimum: int = 0, nullable: bool = False) -> None:
+    if value is None and nullable:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_INTEGER:
+        suffix = " or null" if nullable else ""
+        raise InputError(f"{what} must be an integer from {minimum} to {MAX_INTEGER}{suffix}, got {value!r}", path=path)
+
+
+def _text(value, path: str, *, identifier: bool = False, nullable: bool = False) -> None:
+    """A string of valid Unicode (no lone surrogates); an identifier is also 1..200 characters, trimmed."""
+    if value is None and nullable:
+        return
+    if not isinstance(value, str):
+        raise InputError(f"expected a string, got {value!r} ({type(value).__name__})", path=path)
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(
+                f"not valid Unicode text: lone surrogate {value[exc.start]!r} at character {exc.start}", path=path
+            ) from None
+    if identifier and (not value or len(value) > 200 or value != value.strip()):
+        raise InputError(
+            f"ids are 1 to 200 characters with no leading or trailing whitespace, got {value[:60]!r}", path=path
+        )
 
 
 def _check_vector(pairs, path: str) -> None:
@@ -137,6 +175,7 @@ def _check_vector(pairs, path: str) -> None:
     for kind, value in pairs:
         if not isinstance(kind, str) or not kind.strip():
             raise InputError(f"resource kind names must be non-empty strings, got {kind!r}", path=path)
+        _text(kind, path)
         if kind in seen:
             raise InputError(f"resource kind {kind!r} given twice", path=f"{path}.{kind}")
         seen.add(kind)
@@ -152,10 +191,18 @@ def check_instance(instance: "Instance") -> None:
     outside the horizon, non-finite numbers, malformed resource vectors
     (``resources``, ``task``).
     """
+    for field_name, kind in (("pools", Pool), ("agents", Agent), ("edges", Edge)):
+        for k, item in enumerate(getattr(instance, field_name)):
+            if not isinstance(item, kind):
+                raise InputError(
+                    f"expected a {kind.__name__}, got {type(item).__name__} (build one with lo.{kind.__name__}(...))",
+                    path=f"$.{field_name}[{k}]",
+                )
     rounds = instance.rounds
-    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
-        raise InputError(f"rounds must be an integer >= 1, got {rounds!r}", path="$.rounds")
+    _integer(rounds, "$.rounds", "rounds", minimum=1)
     _finite(instance.round_hours, "$.round_hours", minimum=0, strict=True)
+    _text(instance.name, "$.name")
+    _text(instance.description, "$.description")
     if not instance.pools:
         raise InputError("an instance needs at least one pool", path="$.pools")
     if not instance.agents:
@@ -163,14 +210,15 @@ def check_instance(instance: "Instance") -> None:
     pool_ids: dict[str, int] = {}
     for c, pool in enumerate(instance.pools):
         where = f"$.pools[{c}]"
+        _text(pool.id, f"{where}.id", identifier=True)
+        _text(pool.cluster, f"{where}.cluster", nullable=True)
         if pool.id in pool_ids:
             raise InputError(
                 f"duplicate pool id {pool.id!r} (first at $.pools[{pool_ids[pool.id]}])",
                 path=f"{where}.id",
             )
         pool_ids[pool.id] = c
-        if not isinstance(pool.count, int) or isinstance(pool.count, bool) or pool.count < 1:
-            raise InputError(f"count must be an integer >= 1, got {pool.count!r}", path=f"{where}.count")
+        _integer(pool.count, f"{where}.count", "count", minimum=1)
         _finite(pool.base_price, f"{where}.base_price", minimum=0)
         if pool.resources is not None:
             _check_vector(pool.resources, f"{where}.resources")
@@ -183,6 +231,7 @@ def check_instance(instance: "Instance") -> None:
     agent_ids: dict[str, int] = {}
     for i, agent in enumerate(instance.agents):
         where = f"$.agents[{i}]"
+        _text(agent.id, f"{where}.id", identifier=True)
         if agent.id in agent_ids:
             raise InputError(
                 f"duplicate agent id {agent.id!r} (first at $.agents[{agent_ids[agent.id]}])",
@@ -190,20 +239,15 @@ def check_instance(instance: "Instance") -> None:
             )
         agent_ids[agent.id] = i
         _finite(agent.weight, f"{where}.weight", minimum=0, strict=True)
-        if agent.demand is not None and (
-            not isinstance(agent.demand, int) or isinstance(agent.demand, bool) or agent.demand < 0
-        ):
-            raise InputError(
-                f"demand must be an integer >= 0 or null, got {agent.demand!r}", path=f"{where}.demand"
-            )
+        _integer(agent.demand, f"{where}.demand", "demand", nullable=True)
+        if not isinstance(agent.required, bool):
+            raise InputError(f"required must be true or false, got {agent.required!r}", path=f"{where}.required")
         for name in ("work", "elapsed", "migration_cost", "budget"):
             value = getattr(agent, name)
             if value is not None:
                 _finite(value, f"{where}.{name}", minimum=0)
-        for name in ("arrival", "deadline"):
-            value = getattr(agent, name)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-                raise InputError(f"{name} must be an integer round, got {value!r}", path=f"{where}.{name}")
+        _integer(agent.arrival, f"{where}.arrival", "arrival")
+        _integer(agent.deadline, f"{where}.deadline", "deadline", nullable=True)
         if not (0 <= agent.arrival < rounds):
             raise InputError(
                 f"arrival round {agent.arrival} is outside the horizon 0..{rounds - 1}",

@@ -1,19 +1,181 @@
-"""The description every method module exports as ``METHOD`` (read by :mod:`laissez_opt.methods`)."""
+"""What every method module exports as ``METHOD``: its name, kind, declared options and size estimate.
+
+One rule for options: each method declares every option it accepts
+(:class:`Option`: name, type, default, range, help).  :meth:`Method.check_options`
+rejects an unknown or ill-typed option with an :class:`~laissez_opt.errors.InputError`
+naming the option and listing the valid ones, before any work starts, for the
+Python API and the command line alike; ``laissez-opt methods METHOD`` prints the
+declarations.
+
+Example
+-------
+>>> opt = Option("tokens", "int", None, "token pool T", minimum=1, nullable=True)
+>>> opt.coerce(7.0, "mtf")
+7
+>>> opt.coerce("7", "mtf")
+Traceback (most recent call last):
+...
+laissez_opt.errors.InputError: option tokens: mtf expects an integer, got '7' (str)
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+import difflib
+import math
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Any, Callable
 
-__all__ = ["Method"]
+from .errors import InputError
+
+__all__ = ["Option", "Method", "OPTION_TYPES", "SOLVER_OPTIONS", "solver_options", "suggest"]
+
+#: ``any`` options (policies, orders) carry a value the method itself checks against the instance.
+OPTION_TYPES = ("bool", "int", "float", "str", "choice", "any")
+
+
+def suggest(name: str, known) -> str:
+    """``" (did you mean 'x'?)"`` for a near miss of ``name`` among ``known`` (else ``""``).
+
+    >>> suggest("normaliser", ["normalizer", "freeze"])
+    " (did you mean 'normalizer'?)"
+    """
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _kind(value) -> str:
+    return type(value).__name__
+
+
+@dataclass(frozen=True)
+class Option:
+    """One declared option: ``type`` in :data:`OPTION_TYPES`, a default and its admissible values.
+
+    ``minimum``/``maximum`` bound numbers (inclusive); ``above`` is a strict lower
+    bound; ``nullable`` admits ``None``; ``choices`` lists the values of a
+    ``choice``; ``accepts`` describes the values of an ``any`` option, whose
+    ``types`` tuple is checked here and whose content the method checks.
+    """
+
+    name: str
+    type: str
+    default: Any
+    help: str
+    choices: tuple = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    above: float | None = None
+    nullable: bool = False
+    accepts: str = ""
+    types: tuple = ()
+
+    def __post_init__(self):
+        if self.type not in OPTION_TYPES:  # pragma: no cover - a declaration bug
+            raise ValueError(f"option {self.name}: unknown type {self.type!r}")
+
+    def describe_type(self) -> str:
+        """Human-readable type and range, as ``laissez-opt methods METHOD`` prints it."""
+        if self.type == "choice":
+            text = " | ".join(str(c) for c in self.choices)
+        elif self.type == "any":
+            text = self.accepts or "any"
+        else:
+            text = {"bool": "true | false", "int": "integer", "float": "number", "str": "text"}[self.type]
+            bounds = []
+            if self.above is not None:
+                bounds.append(f"> {self.above:g}")
+            if self.minimum is not None:
+                bounds.append(f">= {self.minimum:g}")
+            if self.maximum is not None:
+                bounds.append(f"<= {self.maximum:g}")
+            if bounds:
+                text += " " + ", ".join(bounds)
+        return text + (" | null" if self.nullable else "")
+
+    def coerce(self, value: Any, method: str) -> Any:
+        """``value`` checked against the declaration (integral floats become ints); InputError otherwise."""
+        where = f"option {self.name}"
+        if value is None:
+            if self.nullable:
+                return None
+            raise InputError(f"{method} needs a value ({self.describe_type()}), got null", path=where)
+        expected = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "text",
+                    "choice": "one of " + ", ".join(repr(c) for c in self.choices)}.get(self.type)
+        if self.type == "bool":
+            if isinstance(value, bool):
+                return value
+        elif self.type == "int":
+            if isinstance(value, Integral) and not isinstance(value, bool):
+                return self._in_range(int(value), method, where)
+            if isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value) and float(value).is_integer():
+                return self._in_range(int(value), method, where)
+        elif self.type == "float":
+            if isinstance(value, Real) and not isinstance(value, bool):
+                if not math.isfinite(float(value)):
+                    raise InputError(f"{method} expects a finite number, got {value!r}", path=where)
+                return self._in_range(float(value), method, where)
+        elif self.type == "str":
+            if isinstance(value, str):
+                return value
+        elif self.type == "choice":
+            if isinstance(value, str) and value in self.choices:
+                return value
+            if isinstance(value, str):
+                raise InputError(f"{method} expects {expected}, got {value!r}{suggest(value, self.choices)}", path=where)
+        else:  # any: a light type check; the method checks the content against the instance
+            if not self.types or isinstance(value, self.types):
+                return value
+            expected = self.accepts or "another type"
+        raise InputError(f"{method} expects {expected}, got {value!r} ({_kind(value)})", path=where)
+
+    def _in_range(self, value, method: str, where: str):
+        if self.above is not None and not value > self.above:
+            raise InputError(f"{method} expects a value > {self.above:g}, got {value!r}", path=where)
+        if self.minimum is not None and value < self.minimum:
+            raise InputError(f"{method} expects a value >= {self.minimum:g}, got {value!r}", path=where)
+        if self.maximum is not None and value > self.maximum:
+            raise InputError(f"{method} expects a value <= {self.maximum:g}, got {value!r}", path=where)
+        return value
+
+
+def solver_options(*, fractional: bool, mip_gap: float | None = 1e-7, backend: bool = True) -> tuple[Option, ...]:
+    """The options every exact method takes from the solver plumbing, declared once.
+
+    ``mip_gap=None`` leaves the MIP gap out (methods that solve only LPs).
+    """
+    options = [
+        Option("solver", "str", "highs", "highs or ortools; with via=pyomo any solver Pyomo knows"),
+        Option("via", "choice", "direct", "direct: highspy matrix API / OR-Tools; pyomo: a Pyomo model",
+               choices=("direct", "pyomo")),
+        Option("time_limit", "float", None, "seconds for building and solving together", above=0, nullable=True),
+    ]
+    if fractional:
+        options.append(Option("fractional", "bool", False, "solve the time-sharing (LP) version"))
+    options += [
+        Option("threads", "int", None, "solver threads", minimum=1, maximum=1024, nullable=True),
+    ]
+    if mip_gap is not None:
+        options.append(Option("mip_gap", "float", mip_gap, "relative MIP gap at which the solver stops", minimum=0, maximum=1))
+    options.append(Option("verbose", "bool", False, "print the solver's log"))
+    if backend:
+        options.append(Option("backend", "choice", None, "force an OR-Tools backend (solver=ortools)",
+                              choices=("min_cost_flow", "glop", "cp_sat", "scip"), nullable=True))
+    return tuple(options)
+
+
+#: The solver options of an exact method with a fractional mode.
+SOLVER_OPTIONS = solver_options(fractional=True)
 
 
 @dataclass(frozen=True)
 class Method:
-    """A method's name, kind (``exact`` or ``heuristic``), objective, solvers and entry point.
+    """A method's name, kind (``exact`` or ``heuristic``), objective, solvers, options and entry point.
 
-    ``run(instance, **options) -> Result``; exact methods accept ``solver``, ``via``,
-    ``time_limit`` and ``fractional``.
+    ``run(instance, **options) -> Result`` receives only declared options.
+    ``estimate(instance, options) -> SizeEstimate`` sizes a run before it starts
+    (:mod:`laissez_opt.limits`); ``None`` for methods whose size is linear in
+    the instance's edges and rounds (the default estimate covers them).
     """
 
     name: str
@@ -23,3 +185,33 @@ class Method:
     fractional: bool
     summary: str
     run: Callable
+    options: tuple[Option, ...] = ()
+    estimate: Callable | None = None
+    references: tuple[str, ...] = field(default=())
+
+    def option(self, name: str) -> Option:
+        for opt in self.options:
+            if opt.name == name:
+                return opt
+        raise KeyError(name)
+
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.options)
+
+    def check_options(self, options: dict) -> dict:
+        """The given options, each checked and coerced; InputError for an unknown or ill-typed one."""
+        declared = {o.name: o for o in self.options}
+        out = {}
+        for name, value in options.items():
+            if name not in declared:
+                valid = ", ".join(declared) or "none"
+                raise InputError(
+                    f"{self.name} has no option {name!r}{suggest(name, declared)}; valid options: {valid}",
+                    path=f"option {name}",
+                )
+            out[name] = declared[name].coerce(value, self.name)
+        return out
+
+    def defaults(self) -> dict:
+        return {o.name: o.default for o in self.options}

@@ -10,10 +10,10 @@ from importlib import import_module
 
 from .errors import InputError
 from .instance import Instance
-from .method_spec import Method
+from .method_spec import Method, suggest
 from .result import Result
 
-__all__ = ["Method", "METHODS", "get_method", "run_method"]
+__all__ = ["Method", "METHODS", "get_method", "run_method", "check_options"]
 
 _MODULES = (
     "laissez_opt.exact.welfare",
@@ -43,13 +43,35 @@ for _name in _MODULES:
 
 
 def get_method(name: str) -> Method:
-    """The registered method ``name``; :class:`InputError` listing the known ones otherwise."""
+    """The registered method ``name``; :class:`InputError` listing the known ones otherwise.
+
+    >>> get_method("min-cost")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    laissez_opt.errors.InputError: method: unknown method 'min-cost' (did you mean 'min_cost'?); known methods: ...
+    """
     try:
         return METHODS[name]
-    except KeyError:
+    except (KeyError, TypeError):
+        known = sorted(METHODS)
         raise InputError(
-            f"unknown method {name!r}; known methods: {', '.join(sorted(METHODS))}", path="--method"
+            f"unknown method {name!r}{suggest(name, known)}; known methods: {', '.join(known)}",
+            path="method",
         ) from None
+
+
+def check_options(name: str, options: dict) -> dict:
+    """The options of method ``name``, checked and coerced against its declarations.
+
+    Raises :class:`InputError` naming an unknown option (with the valid ones) or
+    an ill-typed value, before any work.
+
+    >>> check_options("maxmin", {"normalizer": "raw", "threads": 2.0})
+    {'normalizer': 'raw', 'threads': 2}
+    """
+    if not isinstance(options, dict):
+        raise InputError(f"options must be a mapping of name to value, got {type(options).__name__}", path="options")
+    return get_method(name).check_options(options)
 
 
 def run_method(instance: Instance, name: str, **options) -> Result:

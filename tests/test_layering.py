@@ -3,18 +3,19 @@
 Layers, lowest first (a module may import from its own unit, meaning its own
 subpackage or module, and from any lower layer):
 
-* L0  ``errors``, ``method_spec``
-* L1  ``instance`` (the typed instance graph)
-* L2  ``result``, ``shares`` (records and reference shares over an instance)
-* L3  ``io`` (files of instances and results)
-* L4  ``modeling``, ``generate`` (solver-neutral declarations and routes; instance families)
-* L5  ``exact``, ``heuristics`` (one model or algorithm per module)
-* L6  ``analysis`` (verification, metrics, fairness, certificates)
-* L7  ``methods`` (the registry)
-* L8  ``api``
-* L9  ``harness`` (comparisons over many instances)
-* L10 ``cli``
-* L11 ``__main__``, ``__init__``
+* L0  ``errors``
+* L1  ``limits``, ``method_spec`` (run bounds and method declarations)
+* L2  ``instance`` (the typed instance graph)
+* L3  ``result``, ``shares`` (records and reference shares over an instance)
+* L4  ``io`` (files of instances and results)
+* L5  ``modeling``, ``generate`` (solver-neutral declarations and routes; instance families)
+* L6  ``exact``, ``heuristics`` (one model or algorithm per module)
+* L7  ``analysis`` (verification, metrics, fairness, certificates)
+* L8  ``methods`` (the registry)
+* L9  ``api``
+* L10 ``harness`` (comparisons over many instances)
+* L11 ``cli``
+* L12 ``__main__``, ``__init__``
 
 Every import statement counts, including the deferred ones inside functions.
 """
@@ -30,22 +31,23 @@ PACKAGE = Path(__file__).resolve().parent.parent / "laissez_opt"
 
 LAYERS = {
     "errors": 0,
-    "method_spec": 0,
-    "instance": 1,
-    "result": 2,
-    "shares": 2,
-    "io": 3,
-    "modeling": 4,
-    "generate": 4,
-    "exact": 5,
-    "heuristics": 5,
-    "analysis": 6,
-    "methods": 7,
-    "api": 8,
-    "harness": 9,
-    "cli": 10,
-    "__main__": 11,
-    "__init__": 11,
+    "limits": 1,
+    "method_spec": 1,
+    "instance": 2,
+    "result": 3,
+    "shares": 3,
+    "io": 4,
+    "modeling": 5,
+    "generate": 5,
+    "exact": 6,
+    "heuristics": 6,
+    "analysis": 7,
+    "methods": 8,
+    "api": 9,
+    "harness": 10,
+    "cli": 11,
+    "__main__": 12,
+    "__init__": 12,
 }
 
 # Imports that break the rule, each with its reason.  Empty: keep it so.

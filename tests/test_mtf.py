@@ -252,19 +252,19 @@ def test_preferences_are_over_pools_ties_by_pool_order():
 def test_bad_options_are_input_errors():
     inst = Instance([Pool("g")], [Agent("A")], [Edge("A", "g", 1.0)])
     cases = [
-        (dict(tokens=-1), "tokens"),
-        (dict(tokens=1.5), "tokens"),
-        (dict(threshold="fixed:x"), "threshold"),
-        (dict(threshold="bogus"), "threshold"),
-        (dict(threshold=-0.1), "threshold"),
-        (dict(threshold={"Z": 0.1}), "threshold.Z"),
-        (dict(threshold={"A": [0.1, 0.2]}), "threshold.A"),
-        (dict(normalize="sum"), "normalize"),
-        (dict(episodes=0), "episodes"),
-        (dict(colour="red"), "colour"),
-        (dict(threshold="fixed", gamma=0.5), "gamma"),
-        (dict(threshold="hedge", reward="x"), "reward"),
-        (dict(threshold="actor_critic", gamma=2.0), "gamma"),
+        (dict(tokens=-1), "option tokens"),
+        (dict(tokens=1.5), "option tokens"),
+        (dict(threshold="fixed:x"), "option threshold"),
+        (dict(threshold="bogus"), "option threshold"),
+        (dict(threshold=-0.1), "option threshold"),
+        (dict(threshold={"Z": 0.1}), "option threshold.Z"),
+        (dict(threshold={"A": [0.1, 0.2]}), "option threshold.A"),
+        (dict(normalize="sum"), "option normalize"),
+        (dict(episodes=0), "option episodes"),
+        (dict(colour="red"), "option colour"),
+        (dict(threshold="fixed", gamma=0.5), "option gamma"),
+        (dict(threshold="hedge", reward="x"), "option reward"),
+        (dict(threshold="actor_critic", gamma=2.0), "option gamma"),
     ]
     for opts, path in cases:
         with pytest.raises(InputError) as err:

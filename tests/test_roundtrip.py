@@ -87,8 +87,9 @@ ids = st.text(
     min_size=1,
     max_size=8,
 )
-finite = st.floats(min_value=0.0, max_value=1e300, allow_nan=False, allow_infinity=False)
-positive = st.floats(min_value=1e-300, max_value=1e300, allow_nan=False, allow_infinity=False)
+# The format's range: magnitudes up to MAX_MAGNITUDE (1e9); tiny values round-trip too.
+finite = st.floats(min_value=0.0, max_value=1e9, allow_nan=False, allow_infinity=False)
+positive = st.floats(min_value=1e-300, max_value=1e9, allow_nan=False, allow_infinity=False)
 
 
 @st.composite
@@ -99,7 +100,7 @@ def instances(draw):
     pools = [
         Pool(
             p,
-            count=draw(st.integers(1, 2**31)),
+            count=draw(st.integers(1, 2**31 - 1)),
             cluster=draw(st.one_of(st.none(), st.text(max_size=5))),
             base_price=draw(finite),
         )
@@ -112,7 +113,7 @@ def instances(draw):
             Agent(
                 a,
                 weight=draw(positive),
-                demand=draw(st.one_of(st.none(), st.integers(0, 2**31))),
+                demand=draw(st.one_of(st.none(), st.integers(0, 2**31 - 1))),
                 work=draw(st.one_of(st.none(), finite)),
                 arrival=arrival,
                 deadline=draw(st.one_of(st.none(), st.integers(arrival, rounds - 1))),

@@ -290,9 +290,14 @@ def test_exchange_graph_certifies_and_rejects():
 # ----------------------------------------------------------------------------- statuses, details, errors
 
 
-def test_time_limit_is_propagated():
+def test_time_limit_is_propagated(monkeypatch):
+    """When the time runs out after the welfare solve, each pivot left falls back to its proven lower bound."""
+    import laissez_opt.exact.vcg as vcg_module
+
     inst = lo.generate("neocloud", 30, 4, seed=1)
-    result = lo.solve(inst, "vcg", solver="ortools", pivots="resolve", time_limit=1e-9)
+    monkeypatch.setattr(vcg_module, "_remaining", lambda time_limit, start: 0.0)
+    result = lo.solve(inst, "vcg", solver="ortools", pivots="resolve", time_limit=60)
+    monkeypatch.undo()
     assert result.status == "time_limit"
     winners = [a for a, v in result.details["values"].items() if v > 0]
     assert winners and sorted(result.details["unproven"]) == sorted(winners)

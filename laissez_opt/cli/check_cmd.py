@@ -136,10 +136,12 @@ def check_command(instance, result, as_json, solver, mode, time_limit, output):
     import json
 
     from ..analysis.check import check
-    from ..io import load_instance, load_result, write_atomic
+    from ..api import check_time_limit
+    from ..io import check_destination, load_instance, load_result, write_atomic
 
-    if time_limit is not None and not time_limit > 0:
-        raise InputError(f"must be > 0 seconds, got {time_limit}", path="--time-limit")
+    check_time_limit(time_limit, "--time-limit")
+    if output:
+        check_destination(output, inputs=(instance, result))
     inst = load_instance(instance)
     res = load_result(result)
     fractional = None if mode == "auto" else mode == "fractional"

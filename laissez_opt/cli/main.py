@@ -7,7 +7,9 @@ incumbent); 2 bad input or usage; 3 the instance is infeasible for the method;
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 
 import click
@@ -24,6 +26,24 @@ def _console(stderr: bool = False):
     # In a pipe or a file there is no terminal width to respect: keep rows on one line.
     width = None if stream.isatty() else 160
     return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
+
+
+#: The command line's names of the Python API's arguments, for error messages.
+_FLAGS = {"method": "--method", "solver": "--solver", "via": "--via", "time_limit": "--time-limit",
+          "fractional": "--fractional", "max_memory": "--max-memory", "threads": "--threads", "backend": "--backend"}
+
+
+@contextlib.contextmanager
+def cli_paths():
+    """Re-word the API's argument names in errors as the command line spells them (``--method``, ``-p name``)."""
+    try:
+        yield
+    except InputError as err:
+        if err.path in _FLAGS:
+            err.path = _FLAGS[err.path]
+        elif err.path and err.path.startswith("option "):
+            err.path = "-p " + err.path[len("option "):]
+        raise
 
 
 def _fail(message: str, code: int) -> None:
@@ -63,9 +83,10 @@ def cli(ctx, debug):
 @cli.command()
 @click.argument("instance", type=click.Path(path_type=str))  # the loader reports directories in one line
 @click.option("--method", "-m", default="welfare", show_default=True, help="Method name (see `laissez-opt methods`).")
-@click.option("--solver", "-s", default="highs", show_default=True, help="highs or ortools (with --via pyomo: any Pyomo solver).")
-@click.option("--via", type=click.Choice(["direct", "pyomo"]), default="direct", show_default=True, help="direct: matrix API / OR-Tools; pyomo: build a Pyomo model.")
-@click.option("--time-limit", type=float, default=None, help="Seconds; the best incumbent is returned with its bound and gap.")
+@click.option("--solver", "-s", default=None, help="highs (default) or ortools; with --via pyomo any Pyomo solver. Exact methods only.")
+@click.option("--via", type=click.Choice(["direct", "pyomo"]), default=None, help="direct (default): matrix API / OR-Tools; pyomo: build a Pyomo model. Exact methods only.")
+@click.option("--time-limit", type=float, default=None, help="Seconds for building and solving together; the best incumbent is returned with its bound and gap.")
+@click.option("--max-memory", default=None, help="Refuse runs whose estimated size exceeds this (e.g. 8G, 512MiB; default: half the physical memory).")
 @click.option("--fractional", is_flag=True, help="Solve the fractional (time-sharing) version.")
 @click.option("--threads", type=int, default=None, help="Solver threads.")
 @click.option("--backend", default=None, help="Force an OR-Tools backend: min_cost_flow, glop, cp_sat, scip.")
@@ -73,22 +94,39 @@ def cli(ctx, debug):
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), default=None, help="Also write the result JSON here (atomically).")
 @click.option("--write-model", type=click.Path(dir_okay=False, path_type=str), default=None, help="Write the declared model as an LP/MPS file (exact methods).")
 @click.option("--param", "-p", "method_params", multiple=True, help="Method option KEY=VALUE (repeatable; VALUE parsed as JSON when it can be), e.g. -p tokens=7 -p threshold=hedge.")
-def solve(instance, method, solver, via, time_limit, fractional, threads, backend, fmt, output, write_model, method_params):
+def solve(instance, method, solver, via, time_limit, max_memory, fractional, threads, backend, fmt, output,
+          write_model, method_params):
     """Solve INSTANCE with an exact model or run a heuristic."""
-    from ..api import solve as run
-    from ..io import load_instance, write_atomic
+    from ..api import check_time_limit, solve as run, solve_options
+    from ..io import check_destination, load_instance, write_atomic
+    from ..limits import parse_memory
 
-    if time_limit is not None and not time_limit > 0:
-        raise InputError(f"must be > 0 seconds, got {time_limit}", path="--time-limit")
-    inst = load_instance(instance)
+    # Every argument is checked before the instance is read or anything is solved.
     options = _parse_params(method_params)
-    if threads is not None:
-        options["threads"] = threads
-    if backend is not None:
-        options["backend"] = backend
+    for flag, name, value in (("--threads", "threads", threads), ("--backend", "backend", backend)):
+        if value is not None:
+            if name in options:
+                raise InputError(f"given both as {flag} and as -p {name}", path=flag)
+            options[name] = value
+    core = {"solver": solver, "via": via, "time_limit": check_time_limit(time_limit, "--time-limit"),
+            "fractional": True if fractional else None}
+    for name, value in core.items():
+        if name in options:
+            if value is not None:
+                raise InputError(f"given both as --{name.replace('_', '-')} and as -p {name}", path="--param")
+            core[name] = options.pop(name)
+    with cli_paths():
+        solve_options(method, **core, **options)
+    memory = None if max_memory is None else parse_memory(max_memory, path="--max-memory")
+    for path in (output, write_model):
+        if path:
+            check_destination(path, inputs=(instance,))
+    if output and write_model and os.path.realpath(output) == os.path.realpath(write_model):
+        raise InputError("-o and --write-model name the same file", path="--write-model")
+    inst = load_instance(instance)
     if write_model:
-        _write_model(inst, method, fractional, write_model)
-    result = run(inst, method, solver=solver, via=via, time_limit=time_limit, fractional=fractional, **options)
+        _write_model(inst, method, bool(core["fractional"]), write_model)
+    result = run(inst, method, max_memory=memory, **core, **options)
     text = result.to_json()
     if output:
         write_atomic(output, text)
@@ -113,21 +151,35 @@ def _write_model(inst, method, fractional, path):
     write_model(model, path)
 
 
+def _method_record(m) -> dict:
+    return {
+        "name": m.name, "kind": m.kind, "objective": m.objective, "solvers": list(m.solvers),
+        "fractional": m.fractional, "summary": m.summary,
+        "options": [
+            {"name": o.name, "type": o.type, "accepts": o.describe_type(), "default": o.default, "help": o.help}
+            for o in m.options
+        ],
+    }
+
+
 @cli.command()
+@click.argument("method", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def methods(as_json):
-    """List every method: exact or heuristic, objective, solvers."""
-    from ..methods import METHODS
+def methods(method, as_json):
+    """List every method (exact or heuristic, objective, solvers); with METHOD, its options."""
+    from ..methods import METHODS, get_method
 
+    chosen = [get_method(method)] if method is not None else list(METHODS.values())
     if as_json:
-        click.echo(json.dumps([
-            {"name": m.name, "kind": m.kind, "objective": m.objective, "solvers": list(m.solvers), "fractional": m.fractional, "summary": m.summary}
-            for m in METHODS.values()
-        ], indent=2))
+        records = [_method_record(m) for m in chosen]
+        click.echo(json.dumps(records[0] if method is not None else records, indent=2, default=str))
         return
-    from .render import methods_table
+    from .render import method_options_table, methods_table
 
-    methods_table(METHODS, _console())
+    if method is None:
+        methods_table(METHODS, _console())
+    else:
+        method_options_table(chosen[0], _console())
 
 
 @cli.command()
@@ -177,8 +229,18 @@ def generate(family, agents, pools, seed, param, output):
         click.echo(text, nl=False)
 
 
+def _terminate(signum, frame):
+    # SIGTERM and SIGHUP unwind like Ctrl-C, so temporary files are removed and exit codes are honest.
+    raise KeyboardInterrupt
+
+
 def main(argv=None) -> None:
     """Console-script entry point."""
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _terminate)
     cli.main(args=argv, prog_name="laissez-opt")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ..result import Result
 
 MAX_ROWS = 40
@@ -81,6 +83,26 @@ def methods_table(methods, console) -> None:
         table.add_column(name, no_wrap=name != "objective")
     for m in methods.values():
         table.add_row(m.name, m.kind, m.objective, ", ".join(m.solvers) or "(built in)", "yes" if m.fractional else "no")
+    console.print(table)
+
+
+def method_options_table(method, console) -> None:
+    """Print one method's description and its declared options (name, values, default, meaning)."""
+    from rich.table import Table
+
+    console.print(f"[bold]{method.name}[/bold] ({method.kind}): {method.summary}")
+    console.print(f"objective: {method.objective}")
+    if method.solvers:
+        console.print(f"solvers: {', '.join(method.solvers)}")
+    if not method.options:
+        console.print("options: none")
+        return
+    table = Table(title="options (-p NAME=VALUE, or keyword arguments of lo.solve)", title_justify="left")
+    for name in ("option", "values", "default", "meaning"):
+        table.add_column(name, overflow="fold")
+    for opt in method.options:
+        default = json.dumps(opt.default) if isinstance(opt.default, (bool, type(None))) else str(opt.default)
+        table.add_row(opt.name, opt.describe_type(), default, opt.help)
     console.print(table)
 
 

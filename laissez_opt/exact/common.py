@@ -16,11 +16,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..instance import Instance
+from ..limits import SizeEstimate
 from ..modeling.linear import LinearModel, VariableBlock
 from ..modeling.solution import Solution
 from ..result import Result, allocation_records, edge_utilities
 
-__all__ = ["AllocationColumns", "add_allocation", "allocation_result"]
+__all__ = ["AllocationColumns", "add_allocation", "allocation_result", "allocation_size"]
+
+#: Bytes held per edge-round outside the model: utilities, bounds, the amount array,
+#: the verifier's copies and metrics (float64 each).
+_EDGE_ROUND_BYTES = 8 * 8
+#: Bytes per allocation record (a dict of four entries) in a result.
+_RECORD_BYTES = 450
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -66,6 +73,31 @@ def _active_upper(instance: Instance, agent: np.ndarray, round_: np.ndarray) -> 
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
     deadline = np.array([last if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
     return (round_ >= arrival[agent]) & (round_ <= deadline[agent])
+
+
+def allocation_size(instance: Instance, options: dict | None = None, *, extra_variables: float = 0,
+                    extra_constraints: float = 0, extra_nonzeros: float = 0, note: str = "") -> SizeEstimate:
+    """Size of the allocation block ``x`` with ``capacity`` and ``demand`` rows, plus model-specific extras.
+
+    ``E R`` columns, ``(n + m) R`` rows, ``2 E R`` non-zeros; outside the model, the
+    edge-round arrays and at most one allocation record per row of a basic solution.
+    Sizes are floats: an instance may ask for more than any integer type holds.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)], rounds=10**9)
+    >>> allocation_size(inst).bytes() > 2**40
+    True
+    """
+    edge_rounds = float(instance.n_edges) * float(instance.rounds)
+    rows = (float(instance.n_agents) + float(instance.n_pools)) * float(instance.rounds)
+    records = min(edge_rounds, rows)
+    return SizeEstimate(
+        variables=edge_rounds + extra_variables,
+        constraints=rows + extra_constraints,
+        nonzeros=2 * edge_rounds + extra_nonzeros,
+        dense_bytes=edge_rounds * _EDGE_ROUND_BYTES + records * _RECORD_BYTES,
+        note=note or f"{instance.n_edges} edges x {instance.rounds} rounds",
+    )
 
 
 def add_allocation(model: LinearModel, instance: Instance, *, integral: bool) -> AllocationColumns:

@@ -66,11 +66,11 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..method_spec import Method
+from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel
 from ..result import Result
 from .common import AllocationColumns
-from .leximin import FREEZE_TESTS, LeximinPlan, declare_leximin, solve_leximin
+from .leximin import FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinPlan, declare_leximin, leximin_size, solve_leximin
 from .maxmin import leximin_result
 
 __all__ = ["CAPACITY_BASES", "resource_arrays", "task_shares", "build_drf", "solve_drf"]
@@ -107,7 +107,7 @@ def task_shares(instance: Instance, capacity_basis: str = "compatible") -> np.nd
     """
     if capacity_basis not in CAPACITY_BASES:
         raise InputError(
-            f"unknown capacity_basis {capacity_basis!r}; choose one of {', '.join(CAPACITY_BASES)}", path="capacity_basis"
+            f"unknown capacity_basis {capacity_basis!r}; choose one of {', '.join(CAPACITY_BASES)}", path="option capacity_basis"
         )
     _, D, R = resource_arrays(instance)
     if capacity_basis == "cluster":
@@ -203,11 +203,10 @@ def solve_drf(
     mip_gap: float = 1e-9,
     backend: str | None = None,
     verbose: bool = False,
-    **_options,
 ) -> Result:
     """Weighted DRF: leximin of ``s_i / w_i``; see the module docstring."""
     if freeze not in FREEZE_TESTS:
-        raise InputError(f"unknown freeze test {freeze!r}; choose one of {', '.join(FREEZE_TESTS)}", path="freeze")
+        raise InputError(f"unknown freeze test {freeze!r}; choose one of {', '.join(FREEZE_TESTS)}", path="option freeze")
     start = time.perf_counter()
     model, plan = build_drf(instance, fractional=fractional, capacity_basis=capacity_basis)
     declare_s = time.perf_counter() - start
@@ -242,4 +241,9 @@ METHOD = Method(
     fractional=True,
     summary="Dominant resource fairness with per-pool placement: exact waterfilling LPs or ordered-outcome MILPs.",
     run=solve_drf,
+    options=solver_options(fractional=True, mip_gap=1e-9) + LEXIMIN_OPTIONS + (
+        Option("capacity_basis", "choice", "compatible", "capacities the dominant share is measured against",
+               choices=CAPACITY_BASES),
+    ),
+    estimate=leximin_size,
 )

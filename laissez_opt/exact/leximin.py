@@ -97,16 +97,46 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import NoSolutionError
+from ..limits import SizeEstimate
+from ..method_spec import Option
 from ..modeling import LinearModel, solve_model
 from ..modeling.linear import ConstraintBlock, VariableBlock
 from ..modeling.solution import relative_gap
+from .common import allocation_size
 
-__all__ = ["LeximinPlan", "LeximinOutcome", "standalone_max", "declare_leximin", "solve_leximin", "FREEZE_TESTS"]
+__all__ = [
+    "LeximinPlan", "LeximinOutcome", "standalone_max", "declare_leximin", "solve_leximin", "FREEZE_TESTS",
+    "leximin_size", "LEXIMIN_OPTIONS",
+]
 
 FREEZE_TESTS = ("dual", "probe")
 _DUAL_NONZERO = 1e-9
 _IPM_MIN_ROWS = 500  # level LPs with at least this many rows start with the interior point method
 _THETA_SLACK = 1e-7  # relative slack when fixing theta_k
+
+
+def leximin_size(instance, options: dict) -> SizeEstimate:
+    """Size of a leximin model over the allocation of ``instance`` (``options["fractional"]``).
+
+    Fractional: one ``level`` row per agent.  Integral (ordered outcomes): ``K^2``
+    columns ``d`` and rows ``excess``, each ``excess`` row of step ``k`` repeating
+    agent ``j``'s value terms, so ``K`` copies of the allocation's coefficients
+    (``K <= n`` agents take part).
+    """
+    n, edge_rounds = float(instance.n_agents), float(instance.n_edges) * float(instance.rounds)
+    if options.get("fractional"):
+        return allocation_size(instance, extra_variables=1, extra_constraints=n, extra_nonzeros=edge_rounds + n,
+                               note="waterfilling: one level row per agent")
+    return allocation_size(instance, extra_variables=n * n + n, extra_constraints=n * n + n,
+                           extra_nonzeros=3 * n * n + n * edge_rounds,
+                           note=f"ordered outcomes: {n:.3g}^2 auxiliary columns (integral mode)")
+
+
+#: Options of the leximin solves (``maxmin``, ``drf``) beyond the solver options.
+LEXIMIN_OPTIONS = (
+    Option("freeze", "choice", "dual", "how a level's stuck agents are certified (fractional): LP duals or probes",
+           choices=FREEZE_TESTS),
+)
 
 
 def _fix_tol(value: float) -> float:

@@ -57,13 +57,15 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..method_spec import Method
+from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel
 from ..modeling.solution import Solution
 from ..result import Result
 from ..shares import equal_share_utilities
 from .common import AllocationColumns, add_allocation, allocation_result
-from .leximin import FREEZE_TESTS, LeximinOutcome, LeximinPlan, declare_leximin, solve_leximin
+from .leximin import (
+    FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinOutcome, LeximinPlan, declare_leximin, leximin_size, solve_leximin,
+)
 
 __all__ = ["NORMALIZERS", "normalizers", "build_maxmin", "solve_maxmin", "leximin_result"]
 
@@ -83,7 +85,7 @@ def normalizers(instance: Instance, normalizer: str = "equal_share") -> np.ndarr
         return np.ones(instance.n_agents)
     if normalizer == "equal_share":
         return equal_share_utilities(instance) / instance.weights
-    raise InputError(f"unknown normalizer {normalizer!r}; choose one of {', '.join(NORMALIZERS)}", path="normalizer")
+    raise InputError(f"unknown normalizer {normalizer!r}; choose one of {', '.join(NORMALIZERS)}", path="option normalizer")
 
 
 def build_maxmin(
@@ -179,7 +181,6 @@ def solve_maxmin(
     mip_gap: float = 1e-9,
     backend: str | None = None,
     verbose: bool = False,
-    **_options,
 ) -> Result:
     """Leximin allocation of ``U_i / (w_i E_i)``; see the module docstring.
 
@@ -187,7 +188,7 @@ def solve_maxmin(
     (:mod:`laissez_opt.exact.leximin`); routes without duals always probe.
     """
     if freeze not in FREEZE_TESTS:
-        raise InputError(f"unknown freeze test {freeze!r}; choose one of {', '.join(FREEZE_TESTS)}", path="freeze")
+        raise InputError(f"unknown freeze test {freeze!r}; choose one of {', '.join(FREEZE_TESTS)}", path="option freeze")
     start = time.perf_counter()
     model, plan = build_maxmin(instance, fractional=fractional, normalizer=normalizer)
     declare_s = time.perf_counter() - start
@@ -212,4 +213,9 @@ METHOD = Method(
     fractional=True,
     summary="Weighted lexicographic max-min fairness: exact waterfilling LPs (fractional) or ordered-outcome MILPs.",
     run=solve_maxmin,
+    options=solver_options(fractional=True, mip_gap=1e-9) + LEXIMIN_OPTIONS + (
+        Option("normalizer", "choice", "equal_share", "E_i: U_i^ex / w_i (equal_share: values are phi_i) or 1 (raw)",
+               choices=NORMALIZERS),
+    ),
+    estimate=leximin_size,
 )

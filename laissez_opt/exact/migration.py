@@ -71,11 +71,12 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..method_spec import Method
+from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import relative_gap
 from ..result import Result, allocation_records, edge_utilities
-from .common import add_allocation
+from ..limits import SizeEstimate
+from .common import add_allocation, allocation_size
 
 __all__ = ["OBJECTIVES", "build_migration", "solve_migration", "job_sizes", "job_work", "replay"]
 
@@ -84,7 +85,7 @@ OBJECTIVES = ("work", "completion", "cost")
 
 def _check_objective(objective: str) -> str:
     if objective not in OBJECTIVES:
-        raise InputError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}", path="objective")
+        raise InputError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}", path="option objective")
     return objective
 
 
@@ -109,6 +110,23 @@ def _row_scale(values: np.ndarray) -> float:
         if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, np.abs(scaled))):
             return 10.0**k
     return 1.0
+
+
+#: Options shared by ``migration`` and ``migration_free``.
+MIGRATION_OPTIONS = solver_options(fractional=False) + (
+    Option("objective", "choice", "cost", "cost: min money with every job done by its deadline; work: max weighted "
+           "completed work; completion: min weighted completion time", choices=OBJECTIVES),
+)
+
+
+def migration_size(instance: Instance, options: dict) -> SizeEstimate:
+    """Size of the time-expanded model: blocks ``x z y`` per edge and round, ``m f`` per job and round."""
+    edge_rounds = float(instance.n_edges) * float(instance.rounds)
+    job_rounds = float(instance.n_agents) * float(instance.rounds)
+    return allocation_size(instance, extra_variables=2 * edge_rounds + 2 * job_rounds,
+                           extra_constraints=4 * edge_rounds + 8 * job_rounds,
+                           extra_nonzeros=12 * edge_rounds + 16 * job_rounds,
+                           note="time-expanded: x, z, y per edge and round; m, f per job and round")
 
 
 def build_migration(instance: Instance, *, objective: str = "cost", allow_migration: bool = True, **_ignored):
@@ -353,10 +371,12 @@ def solve_migration(
     solver: str = "highs",
     via: str = "direct",
     time_limit: float | None = None,
-    fractional: bool = False,
     allow_migration: bool = True,
+    threads: int | None = None,
+    mip_gap: float = 1e-7,
+    verbose: bool = False,
+    backend: str | None = None,
     method: str = "migration",
-    **options,
 ) -> Result:
     """Solve the migration-aware schedule exactly; see the module docstring.
 
@@ -370,7 +390,8 @@ def solve_migration(
         return Result(instance=instance.name, method=method, status="infeasible", solver=solver, route="pre-check",
                       message="; ".join(reasons), params=params)
     model, columns = build_migration(instance, objective=objective, allow_migration=allow_migration)
-    solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, **options)
+    solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads, mip_gap=mip_gap,
+                           verbose=verbose, backend=backend)
     common = dict(solver=solution.solver, route=solution.route, solver_status=solution.solver_status,
                   timing={"build_s": solution.build_s, "solve_s": solution.solve_s})
     if solution.status == "infeasible":
@@ -403,4 +424,8 @@ METHOD = Method(
     fractional=False,
     summary="Migration-aware multi-round scheduling (time-indexed MIP with checkpoint-based migration cost).",
     run=solve_migration,
+    options=MIGRATION_OPTIONS + (
+        Option("allow_migration", "bool", True, "false forbids changing pool between rounds (the migration_free model)"),
+    ),
+    estimate=migration_size,
 )

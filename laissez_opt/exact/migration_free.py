@@ -27,15 +27,27 @@ from __future__ import annotations
 from ..instance import Instance
 from ..method_spec import Method
 from ..result import Result
-from .migration import solve_migration
+from .migration import MIGRATION_OPTIONS, migration_size, solve_migration
 
 __all__ = ["solve_migration_free"]
 
 
-def solve_migration_free(instance: Instance, **options) -> Result:
+def solve_migration_free(
+    instance: Instance,
+    *,
+    objective: str = "cost",
+    solver: str = "highs",
+    via: str = "direct",
+    time_limit: float | None = None,
+    threads: int | None = None,
+    mip_gap: float = 1e-7,
+    verbose: bool = False,
+    backend: str | None = None,
+) -> Result:
     """:func:`~laissez_opt.exact.migration.solve_migration` with ``allow_migration=False``."""
-    options.pop("allow_migration", None)
-    return solve_migration(instance, allow_migration=False, method="migration_free", **options)
+    return solve_migration(instance, objective=objective, solver=solver, via=via, time_limit=time_limit,
+                           threads=threads, mip_gap=mip_gap, verbose=verbose, backend=backend,
+                           allow_migration=False, method="migration_free")
 
 
 METHOD = Method(
@@ -46,4 +58,6 @@ METHOD = Method(
     fractional=False,
     summary="Exact multi-round schedule with migrations forbidden (pauses allowed on the same pool).",
     run=solve_migration_free,
+    options=MIGRATION_OPTIONS,
+    estimate=migration_size,
 )

@@ -38,8 +38,9 @@ import numpy as np
 from ..errors import InputError
 from ..instance import Instance
 from ..modeling import LinearModel, solve_model
-from ..method_spec import Method
+from ..method_spec import Method, solver_options
 from ..result import Result, allocation_records, edge_utilities
+from .common import allocation_size
 
 __all__ = ["build_min_cost", "solve_min_cost", "placement_obstacles"]
 
@@ -151,8 +152,10 @@ def solve_min_cost(
     solver: str = "highs",
     via: str = "direct",
     time_limit: float | None = None,
-    fractional: bool = False,
-    **options,
+    threads: int | None = None,
+    mip_gap: float = 1e-7,
+    verbose: bool = False,
+    backend: str | None = None,
 ) -> Result:
     """Place every required agent at minimum total cost; see the module docstring."""
     params = {"time_limit": time_limit, "via": via}
@@ -161,7 +164,8 @@ def solve_min_cost(
         return Result(instance=instance.name, method="min_cost", status="infeasible", solver=solver,
                       message="; ".join(obstacles), params=params, route="pre-check")
     model, edges = build_min_cost(instance)
-    solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, **options)
+    solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads,
+                           mip_gap=mip_gap, verbose=verbose, backend=backend)
     common = dict(instance=instance.name, method="min_cost", solver=solution.solver, route=solution.route,
                   solver_status=solution.solver_status, params=params,
                   timing={"build_s": solution.build_s, "solve_s": solution.solve_s})
@@ -192,4 +196,6 @@ METHOD = Method(
     fractional=False,
     summary="Minimum-cost placement of required agents (generalised assignment MIP).",
     run=solve_min_cost,
+    options=solver_options(fractional=False),
+    estimate=lambda instance, options: allocation_size(instance, note="placement y per edge, capacity per pool and round"),
 )

@@ -85,11 +85,11 @@ import numpy as np
 
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
-from ..method_spec import Method
+from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import Solution
 from ..result import Result
-from .common import AllocationColumns, add_allocation, allocation_result
+from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
 
 __all__ = [
     "DEFAULT_WORK",
@@ -210,7 +210,7 @@ def _check(instance: Instance, fairness_knob) -> float:
             source=instance.source, path="$.rounds",
         )
     if isinstance(fairness_knob, bool) or not isinstance(fairness_knob, (int, float)) or not 0 <= fairness_knob <= 1:
-        raise InputError(f"fairness_knob must be a number in [0, 1], got {fairness_knob!r}", path="fairness_knob")
+        raise InputError(f"fairness_knob must be a number in [0, 1], got {fairness_knob!r}", path="option fairness_knob")
     return float(fairness_knob)
 
 
@@ -813,7 +813,10 @@ def solve_themis(
     fairness_knob: float = 0.0,
     tolerance: float = TARGET,
     max_iterations: int = 200,
-    **options,
+    threads: int | None = None,
+    mip_gap: float = 1e-7,
+    verbose: bool = False,
+    backend: str | None = None,
 ) -> Result:
     """Minimise ``max_{i in B} rho_i`` and make the rest work-conserving; see the module docstring.
 
@@ -841,8 +844,9 @@ def solve_themis(
     (1.25, 1.25, 1.0)
     """
     clock = _Clock(time_limit)
+    options = {"threads": threads, "mip_gap": mip_gap, "verbose": verbose, "backend": backend}
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 < tolerance <= 0.5:
-        raise InputError(f"tolerance must be in (0, 0.5], got {tolerance!r}", path="tolerance")
+        raise InputError(f"tolerance must be in (0, 0.5], got {tolerance!r}", path="option tolerance")
     data = themis_data(instance, fractional=fractional, fairness_knob=fairness_knob)
     bidders = data.bidders
     lag_b = data.lag[bidders]
@@ -976,4 +980,14 @@ METHOD = Method(
     summary="Themis finish-time fairness: min max rho over the bidders, then work-conserving leftover; "
             "certified bracket on rho*.",
     run=solve_themis,
+    options=solver_options(fractional=True) + (
+        Option("fairness_knob", "float", 0.0, "Themis's f: only the ceil((1-f) n) agents with the worst rho bid",
+               minimum=0, maximum=1),
+        Option("tolerance", "float", TARGET, "relative width of the certified bracket on rho* at which the search stops",
+               above=0, maximum=0.5),
+        Option("max_iterations", "int", 200, "most LP/ILP evaluations of the bracket search", minimum=1, maximum=10**6),
+    ),
+    estimate=lambda instance, options: allocation_size(
+        instance, extra_constraints=instance.n_agents, extra_nonzeros=instance.n_edges,
+        note="one rho-feasibility model per evaluation"),
 )

@@ -69,10 +69,10 @@ import numpy as np
 
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
-from ..method_spec import Method
+from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, Solution, solve_model
 from ..result import Result
-from .common import AllocationColumns, add_allocation, allocation_result
+from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
 
 __all__ = ["vcg_values", "build_vcg", "ExchangeGraph", "solve_vcg"]
 
@@ -583,7 +583,9 @@ def solve_vcg(
     via: str = "direct",
     time_limit: float | None = None,
     pivots: str = "auto",
-    **options,
+    threads: int | None = None,
+    verbose: bool = False,
+    backend: str | None = None,
 ) -> Result:
     """Welfare-maximising allocation ``x*`` and Clarke pivot payments; see the module docstring.
 
@@ -615,7 +617,10 @@ def solve_vcg(
     {'B': 0.606}
     """
     if pivots not in ("auto", "resolve"):
-        raise InputError(f"pivots must be 'auto' or 'resolve', got {pivots!r}", path="--param pivots")
+        raise InputError(f"pivots must be 'auto' or 'resolve', got {pivots!r}", path="option pivots")
+    options = {"threads": threads, "verbose": verbose}
+    if backend is not None:
+        options["backend"] = backend
     start = time.perf_counter()
     edge_values = vcg_values(instance)
     model, columns = build_vcg(instance, fractional=fractional, values=edge_values)
@@ -730,4 +735,9 @@ METHOD = Method(
     fractional=True,
     summary="VCG auction with reserves b_c: welfare-maximising allocation on bids, Clarke pivot payments (exchange paths or re-solves).",
     run=solve_vcg,
+    options=solver_options(fractional=True, mip_gap=None) + (
+        Option("pivots", "choice", "auto", "how W*_{-i} is found: exchange paths with re-solve fallback (auto) or one re-solve per winner",
+               choices=("auto", "resolve")),
+    ),
+    estimate=lambda instance, options: allocation_size(instance, note="one welfare model kept for every pivot"),
 )

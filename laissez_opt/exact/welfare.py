@@ -36,9 +36,9 @@ import numpy as np
 
 from ..instance import Instance
 from ..modeling import LinearModel, solve_model
-from ..method_spec import Method
+from ..method_spec import Method, solver_options
 from ..result import Result
-from .common import add_allocation, allocation_result
+from .common import add_allocation, allocation_result, allocation_size
 
 __all__ = ["build_welfare", "solve_welfare"]
 
@@ -60,11 +60,15 @@ def solve_welfare(
     solver: str = "highs",
     via: str = "direct",
     time_limit: float | None = None,
-    **options,
+    threads: int | None = None,
+    mip_gap: float = 1e-7,
+    verbose: bool = False,
+    backend: str | None = None,
 ) -> Result:
     """Maximise ``sum_i w_i U_i(x)``; see the module docstring."""
     model, columns = build_welfare(instance, fractional=fractional)
-    solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, **options)
+    solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads,
+                           mip_gap=mip_gap, verbose=verbose, backend=backend)
     params = {"time_limit": time_limit, "fractional": fractional, "via": via}
     return allocation_result(instance, "welfare", columns, solution, fractional=fractional, params=params)
 
@@ -77,4 +81,6 @@ METHOD = Method(
     fractional=True,
     summary="Weighted welfare maximisation; integral optima via LP vertex or min-cost flow (TU).",
     run=solve_welfare,
+    options=solver_options(fractional=True),
+    estimate=allocation_size,
 )

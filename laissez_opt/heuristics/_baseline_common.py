@@ -36,10 +36,11 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
+from ..limits import SizeEstimate
+from ..method_spec import Option
 from ..result import Result, allocation_records, edge_utilities
 
 __all__ = [
-    "IGNORED_OPTIONS",
     "UNBOUNDED",
     "Picker",
     "apportion_in_order",
@@ -47,23 +48,54 @@ __all__ = [
     "demand_caps",
     "agent_order",
     "rotate",
-    "check_options",
+    "heuristic_size",
+    "ORDER_OPTION",
     "make_result",
     "PICKING",
     "partition_picks",
 ]
 
-#: Options of other methods that the generic front ends may pass; the baselines ignore them.
-IGNORED_OPTIONS = frozenset({"solver", "via", "time_limit", "fractional", "threads", "backend", "seed"})
 #: Stand-in for an unbounded demand ``d_i``.
 UNBOUNDED = sys.maxsize
 
 
-def check_options(method: str, options: dict) -> None:
-    """Raise :class:`InputError` naming the first option ``method`` does not know."""
-    unknown = sorted(set(options) - IGNORED_OPTIONS)
-    if unknown:
-        raise InputError(f"unknown {method} option(s) {', '.join(unknown)}", path=unknown[0])
+#: Bytes per edge and round held by a heuristic: utilities, amounts, the verifier's copies.
+_EDGE_ROUND_BYTES = 6 * 8
+#: Bytes per allocation record (a dict of four entries) in a result.
+_RECORD_BYTES = 450
+
+#: The ``order`` option of the partition baselines.
+ORDER_OPTION = Option("order", "any", None, "agent ids in the order agents pick (default: instance order)",
+                      nullable=True, accepts="list of agent ids", types=(list, tuple))
+
+
+def heuristic_size(instance: Instance, options: dict | None = None, *, per_unit_bytes: float = 0.0,
+                   note: str = "") -> SizeEstimate:
+    """Size of a heuristic that hands out devices one at a time, round by round.
+
+    Steps per round: one per device handed out (at most ``min(sum_c k_c, sum_i d'_i)``,
+    ``d'_i`` the demand capped by the devices reachable through the agent's edges),
+    one per agent and one per edge.  Memory: the edge-round arrays, one record per
+    allocated (edge, round), and ``per_unit_bytes`` per device and demand unit (for
+    algorithms that expand pools into devices).  Floats throughout: the counts of a
+    valid instance may multiply beyond any integer type.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=2**30)], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)], rounds=2**20)
+    >>> heuristic_size(inst).steps > 2**50
+    True
+    """
+    rounds = float(instance.rounds)
+    devices = float(sum(float(p.count) for p in instance.pools))
+    units = float(np.sum(instance.effective_demands))
+    handed = min(devices, units)
+    edge_rounds = float(instance.n_edges) * rounds
+    return SizeEstimate(
+        dense_bytes=edge_rounds * _EDGE_ROUND_BYTES + min(edge_rounds, handed * rounds) * _RECORD_BYTES
+        + (devices + units) * per_unit_bytes,
+        steps=rounds * (handed + instance.n_agents + instance.n_edges),
+        note=note or f"{handed:.3g} devices handed out per round over {instance.rounds} rounds",
+    )
 
 
 def present_agents(instance: Instance, r: int) -> list[int]:
@@ -86,14 +118,14 @@ def agent_order(instance: Instance, order) -> list[int]:
     if order is None:
         return list(range(instance.n_agents))
     if isinstance(order, str) or not isinstance(order, Iterable):
-        raise InputError(f"order must be a list of agent ids, got {order!r}", path="order")
+        raise InputError(f"order must be a list of agent ids, got {order!r}", path="option order")
     order = list(order)
     index = instance.agent_index
     unknown = [a for a in order if a not in index]
     if unknown:
-        raise InputError(f"order names unknown agent id {unknown[0]!r}", path="order")
+        raise InputError(f"order names unknown agent id {unknown[0]!r}", path="option order")
     if sorted(order) != sorted(index) or len(set(order)) != len(order):
-        raise InputError("order must list every agent id exactly once", path="order")
+        raise InputError("order must list every agent id exactly once", path="option order")
     return [index[a] for a in order]
 
 
@@ -199,7 +231,7 @@ def partition_picks(
     Returns the picks and how many of them the work-conserving pass made.
     """
     if picking not in PICKING:
-        raise InputError(f"picking must be one of {', '.join(PICKING)}, got {picking!r}", path="picking")
+        raise InputError(f"picking must be one of {', '.join(PICKING)}, got {picking!r}", path="option picking")
     picks: list[tuple[int, int]] = []
     held = dict.fromkeys(members, 0)
     if picking == "serial":

@@ -105,7 +105,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..method_spec import Method
+from ..method_spec import Method, Option
+from ._baseline_common import heuristic_size
 from ..modeling.solution import relative_gap
 from ..result import Result, allocation_records, edge_utilities
 
@@ -297,7 +298,7 @@ def auction_matrix(values, counts=None, demands=None, *, eps: float | None = Non
 
 
 def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = DEFAULT_TOL,
-                  factor: float = DEFAULT_FACTOR, **_ignored) -> Result:
+                  factor: float = DEFAULT_FACTOR) -> Result:
     """Run the auction round by round; ``objective`` is ``sum_i w_i U_i`` (see the module docstring)."""
     _check_options(eps, tol, factor)
     t0 = time.perf_counter()
@@ -382,4 +383,12 @@ METHOD = Method(
     fractional=False,
     summary="Bertsekas forward auction with eps-scaling per round; prices per pool; bound from duality.",
     run=solve_auction,
+    options=(
+        Option("eps", "float", None, "final bidding increment (default: proves optimality on integer values, "
+               "else tol x the largest value / persons)", above=0, nullable=True),
+        Option("tol", "float", DEFAULT_TOL, "relative accuracy of the default final increment", above=0, maximum=1),
+        Option("factor", "float", DEFAULT_FACTOR, "eps-scaling factor between phases", above=1),
+    ),
+    # Pools are expanded into device slots and demands into bidding units (about 40 bytes each).
+    estimate=lambda instance, options: heuristic_size(instance, per_unit_bytes=40.0),
 )

@@ -49,13 +49,15 @@ import time
 import numpy as np
 
 from ..instance import Instance
-from ..method_spec import Method
+from ..method_spec import Method, Option
 from ..result import Result
 from ._baseline_common import (
     Picker,
     agent_order,
     apportion_in_order,
-    check_options,
+    ORDER_OPTION,
+    PICKING,
+    heuristic_size,
     demand_caps,
     make_result,
     partition_picks,
@@ -72,7 +74,6 @@ def solve_dynamic_partition(
     picking: str = "serial",
     work_conserving: bool = True,
     order=None,
-    **options,
 ) -> Result:
     """Re-partition the devices every round (``M_0``); ``objective = sum_i w_i U_i``.
 
@@ -87,7 +88,6 @@ def solve_dynamic_partition(
     {'order': ['C', 'A', 'B'], 'quotas': [1, 0, 1], 'filled': 0}
     """
     started = time.perf_counter()
-    check_options("dynamic_partition", options)
     n, rounds = instance.n_agents, instance.rounds
     caps = demand_caps(instance)
     ints = integer_weights(instance.weights.tolist())
@@ -130,4 +130,11 @@ METHOD = Method(
     fractional=False,
     summary="Every round, a weight-proportional number of devices per agent, chosen by that round's utilities (thesis M0).",
     run=solve_dynamic_partition,
+    options=(
+        Option("picking", "choice", "serial", "serial: each agent fills its quota in turn; draft: one device per turn",
+               choices=PICKING),
+        Option("work_conserving", "bool", True, "hand out the devices that unfilled quotas leave over"),
+        ORDER_OPTION,
+    ),
+    estimate=heuristic_size,
 )

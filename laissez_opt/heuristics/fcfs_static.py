@@ -43,12 +43,18 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..method_spec import Method
+from ..method_spec import Method, Option
 from ..result import Result, allocation_records, edge_utilities
+from ._baseline_common import heuristic_size
 
-__all__ = ["OBJECTIVES", "Simulation", "solve_fcfs_static"]
+__all__ = ["OBJECTIVES", "SCHEDULE_OBJECTIVE", "Simulation", "solve_fcfs_static"]
 
 OBJECTIVES = ("work", "completion", "cost")
+
+#: The objective option of the schedule baselines (the migration model's objectives).
+SCHEDULE_OBJECTIVE = Option(
+    "objective", "choice", "cost", "which objective of the migration model the schedule is scored on and "
+    "steers by: cost, work or completion", choices=OBJECTIVES)
 TOL = 1e-6
 
 
@@ -64,7 +70,7 @@ class Simulation:
 
     def __init__(self, instance: Instance, objective: str):
         if objective not in OBJECTIVES:
-            raise InputError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}", path="objective")
+            raise InputError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}", path="option objective")
         self.instance, self.objective = instance, objective
         n, R = instance.n_agents, instance.rounds
         self.sizes = [1 if a.demand is None else a.demand for a in instance.agents]
@@ -148,7 +154,7 @@ class Simulation:
         )
 
 
-def solve_fcfs_static(instance: Instance, *, objective: str = "cost", **_ignored) -> Result:
+def solve_fcfs_static(instance: Instance, *, objective: str = "cost") -> Result:
     """Run first-come-first-served static pinning; see the module docstring."""
     started = time.perf_counter()
     sim = Simulation(instance, objective)
@@ -185,4 +191,6 @@ METHOD = Method(
     fractional=False,
     summary="First-come-first-served static pinning, no migration (HotOS'25 status quo).",
     run=solve_fcfs_static,
+    options=(SCHEDULE_OBJECTIVE,),
+    estimate=heuristic_size,
 )

@@ -51,13 +51,15 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..method_spec import Method
+from ..method_spec import Method, Option
 from ..result import Result
 from ._baseline_common import (
     Picker,
     agent_order,
     apportion_in_order,
-    check_options,
+    ORDER_OPTION,
+    PICKING,
+    heuristic_size,
     demand_caps,
     make_result,
     partition_picks,
@@ -73,7 +75,7 @@ BASES = ("first", "total", "index")
 def partition_scores(instance: Instance, basis: str) -> np.ndarray:
     """The score per edge (shape ``(E,)``) that ranks each agent's pools under ``basis``."""
     if basis not in BASES:
-        raise InputError(f"basis must be one of {', '.join(BASES)}, got {basis!r}", path="basis")
+        raise InputError(f"basis must be one of {', '.join(BASES)}, got {basis!r}", path="option basis")
     rounds = instance.rounds
     agent = instance.edge_agent
     first = np.array([a.arrival for a in instance.agents], dtype=np.int64)
@@ -96,7 +98,6 @@ def solve_fixed_partition(
     picking: str = "serial",
     work_conserving: bool = True,
     order=None,
-    **options,
 ) -> Result:
     """Draw one weight-proportional partition and keep it for all rounds (``M_1``).
 
@@ -112,7 +113,6 @@ def solve_fixed_partition(
     {'A': 2.0, 'B': 2.0}
     """
     started = time.perf_counter()
-    check_options("fixed_partition", options)
     caps = demand_caps(instance)
     members = agent_order(instance, order)
     scores = partition_scores(instance, basis)
@@ -152,4 +152,13 @@ METHOD = Method(
     fractional=False,
     summary="One weight-proportional partition of the devices, drawn once and kept for all rounds (thesis M1).",
     run=solve_fixed_partition,
+    options=(
+        Option("basis", "choice", "first", "utilities the partition is drawn from: the first round's, the totals, "
+               "or device index order", choices=BASES),
+        Option("picking", "choice", "serial", "serial: each agent fills its quota in turn; draft: one device per turn",
+               choices=PICKING),
+        Option("work_conserving", "bool", True, "hand out the devices that unfilled quotas leave over"),
+        ORDER_OPTION,
+    ),
+    estimate=heuristic_size,
 )

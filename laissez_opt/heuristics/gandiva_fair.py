@@ -66,9 +66,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..method_spec import Method
+from ..method_spec import Method, Option
 from ..result import Result
-from ._baseline_common import Picker, check_options, demand_caps, make_result, present_agents
+from ._baseline_common import Picker, demand_caps, heuristic_size, make_result, present_agents
 from .mtf import integer_weights
 
 __all__ = ["solve_gandiva_fair", "trade_round"]
@@ -165,7 +165,7 @@ def trade_round(hold: list[dict[int, int]], util: list[dict[int, float]], caps: 
     return trades
 
 
-def solve_gandiva_fair(instance: Instance, *, trading: bool = False, **options) -> Result:
+def solve_gandiva_fair(instance: Instance, *, trading: bool = False) -> Result:
     """Stride scheduling of device quanta (tickets = weights), optionally with trading.
 
     ``objective = sum_i w_i U_i``; ``details``: the final passes, the trades per round.
@@ -181,9 +181,8 @@ def solve_gandiva_fair(instance: Instance, *, trading: bool = False, **options) 
     ({'A': 6.0, 'B': 6.0}, [[{'seller': 'A', 'buyer': 'B', 'fast': 'v100', 'slow': 'k80', 'fast_devices': 1, 'slow_devices': 3}]])
     """
     started = time.perf_counter()
-    check_options("gandiva_fair", options)
     if not isinstance(trading, bool):
-        raise InputError(f"trading must be true or false, got {trading!r}", path="trading")
+        raise InputError(f"trading must be true or false, got {trading!r}", path="option trading")
     n, rounds = instance.n_agents, instance.rounds
     caps = demand_caps(instance)
     ints = integer_weights(instance.weights.tolist())
@@ -257,4 +256,6 @@ METHOD = Method(
     fractional=False,
     summary="Gandiva_fair stride scheduling of device quanta across rounds; option trading=True adds speedup-based trades.",
     run=solve_gandiva_fair,
+    options=(Option("trading", "bool", False, "add Gandiva_fair's speedup-based trades of devices between agents"),),
+    estimate=heuristic_size,
 )

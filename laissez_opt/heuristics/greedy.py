@@ -31,12 +31,13 @@ import numpy as np
 
 from ..instance import Instance
 from ..method_spec import Method
+from ._baseline_common import heuristic_size
 from ..result import Result, allocation_records, edge_utilities
 
 __all__ = ["solve_greedy"]
 
 
-def solve_greedy(instance: Instance, **_ignored) -> Result:
+def solve_greedy(instance: Instance) -> Result:
     """Run the greedy heuristic; ``objective`` is ``sum_i w_i U_i``."""
     t0 = time.perf_counter()
     n_edges, rounds = instance.n_edges, instance.rounds
@@ -90,4 +91,5 @@ METHOD = Method(
     fractional=False,
     summary="Each device to the agent valuing it most (weighted), per round.",
     run=solve_greedy,
+    estimate=heuristic_size,
 )

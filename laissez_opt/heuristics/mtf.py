@@ -91,8 +91,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..method_spec import Method
+from ..method_spec import Method, Option
 from ..result import Result, allocation_records, edge_utilities
+from ._baseline_common import heuristic_size
 from .thresholds import GRID, make_policy
 
 __all__ = [
@@ -110,10 +111,9 @@ __all__ = [
 
 _UNBOUNDED = sys.maxsize
 _NORMALIZE = ("agent", "round", "none")
-# Options of other methods that the generic front ends may pass; MTF ignores them.
-_IGNORED = {"solver", "via", "time_limit", "fractional", "threads", "backend"}
-# Options passed through to the threshold policy (``thresholds.make_policy`` checks them).
-_POLICY_OPTIONS = {"eta", "reward", "counterfactual", "gamma", "lr_actor", "lr_critic", "hidden"}
+# Options passed through to the threshold policy when given (``thresholds.make_policy`` checks
+# that they apply to the chosen policy); ``None`` leaves the policy's own default.
+_POLICY_OPTIONS = ("eta", "reward", "counterfactual", "gamma", "lr_actor", "lr_critic", "hidden")
 
 
 # --------------------------------------------------------------------------- data
@@ -488,7 +488,7 @@ def mtf_round(
 
 def _int_option(value, name: str, *, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}", path=name)
+        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}", path=f"option {name}")
     return int(value)
 
 
@@ -537,7 +537,7 @@ class _Setup:
 
     def __init__(self, instance: Instance, tokens: int | None, normalize: str):
         if normalize not in _NORMALIZE:
-            raise InputError(f"normalize must be one of {', '.join(_NORMALIZE)}, got {normalize!r}", path="normalize")
+            raise InputError(f"normalize must be one of {', '.join(_NORMALIZE)}, got {normalize!r}", path="option normalize")
         rounds = instance.rounds
         self.instance = instance
         self.counts = instance.counts.tolist()
@@ -590,7 +590,13 @@ def solve_mtf(
     seed: int = 0,
     episodes: int = 1,
     normalize: str = "agent",
-    **options,
+    eta: float | None = None,
+    reward: str | None = None,
+    counterfactual: str | None = None,
+    gamma: float | None = None,
+    lr_actor: float | None = None,
+    lr_critic: float | None = None,
+    hidden: int | None = None,
 ) -> Result:
     """Run Most-Token-First over all rounds of ``instance``; ``objective = sum_i w_i U_i``.
 
@@ -610,10 +616,9 @@ def solve_mtf(
     ({'A': 1.0, 'B': 2.0}, [1, 2])
     """
     t0 = time.perf_counter()
-    unknown = sorted(set(options) - _IGNORED - _POLICY_OPTIONS)
-    if unknown:
-        raise InputError(f"unknown mtf option(s) {', '.join(unknown)}", path=unknown[0])
-    policy_opts = {k: v for k, v in options.items() if k not in _IGNORED}
+    given = dict(eta=eta, reward=reward, counterfactual=counterfactual, gamma=gamma, lr_actor=lr_actor,
+                 lr_critic=lr_critic, hidden=hidden)
+    policy_opts = {k: v for k, v in given.items() if v is not None}
     episodes = _int_option(episodes, "episodes", minimum=1)
     seed = _int_option(seed, "seed")
     setup = _Setup(instance, tokens, normalize)
@@ -779,4 +784,27 @@ METHOD = Method(
     fractional=False,
     summary="Most-Token-First token scheduler with fixed, Hedge or actor-critic thresholds (thesis 002 ch. 4).",
     run=solve_mtf,
+    options=(
+        Option("tokens", "int", None, "the token pool T (default: the devices of one round)", minimum=0,
+               maximum=2**53, nullable=True),
+        Option("threshold", "any", "fixed:0", "threshold policy: fixed:<tau>, a number, hedge, actor_critic, "
+               "{agent id: tau or [tau per round]} or an n x R table",
+               accepts="fixed:<tau> | <tau> | hedge | actor_critic | {agent: tau} | table",
+               types=(str, int, float, dict, list, tuple, np.ndarray)),
+        Option("seed", "int", 0, "seed of the threshold learners", minimum=0, maximum=2**63 - 1),
+        Option("episodes", "int", 1, "repeat the horizon with the learners carrying over", minimum=1, maximum=10**6),
+        Option("normalize", "choice", "agent", "utilities thresholds compare to: u / max over the agent's edges "
+               "and rounds, over the round, or raw", choices=_NORMALIZE),
+        Option("eta", "float", None, "Hedge learning rate (default: eta_t = sqrt(8 ln |U| / t) after t rounds)", above=0, nullable=True),
+        Option("reward", "choice", None, "Hedge reward: thesis (default) or token_value",
+               choices=("thesis", "token_value"), nullable=True),
+        Option("counterfactual", "choice", None, "Hedge counterfactuals: resimulate (default) or approximate",
+               choices=("resimulate", "approximate"), nullable=True),
+        Option("gamma", "float", None, "actor-critic discount (default 0.9)", above=0, maximum=1, nullable=True),
+        Option("lr_actor", "float", None, "actor learning rate (default 0.05)", above=0, nullable=True),
+        Option("lr_critic", "float", None, "critic learning rate (default 0.1)", above=0, nullable=True),
+        Option("hidden", "int", None, "actor-critic hidden units (default 16)", minimum=1, maximum=4096,
+               nullable=True),
+    ),
+    estimate=heuristic_size,
 )

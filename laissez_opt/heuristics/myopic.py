@@ -44,7 +44,9 @@ import numpy as np
 from ..instance import Instance
 from ..method_spec import Method
 from ..modeling import LinearModel, solve_model
-from .fcfs_static import Simulation
+from ..result import Result
+from ._baseline_common import heuristic_size
+from .fcfs_static import SCHEDULE_OBJECTIVE, Simulation
 
 __all__ = ["solve_myopic"]
 
@@ -88,7 +90,7 @@ def _round_assignment(sim: Simulation, r: int) -> dict[int, int]:
     return {int(i): int(e) for i, e, keep in zip(job, edge, picked) if keep}
 
 
-def solve_myopic(instance: Instance, *, objective: str = "cost", **_ignored):
+def solve_myopic(instance: Instance, *, objective: str = "cost") -> Result:
     """Run the myopic re-optimisation; see the module docstring."""
     started = time.perf_counter()
     sim = Simulation(instance, objective)
@@ -105,4 +107,6 @@ METHOD = Method(
     fractional=False,
     summary="Per-round re-optimisation of the present jobs, blind to migration cost.",
     run=solve_myopic,
+    options=(SCHEDULE_OBJECTIVE,),
+    estimate=heuristic_size,
 )

@@ -49,7 +49,7 @@ import numpy as np
 from ..instance import Instance
 from ..method_spec import Method
 from ..result import Result
-from ._baseline_common import Picker, check_options, demand_caps, make_result, present_agents, rotate
+from ._baseline_common import Picker, demand_caps, heuristic_size, make_result, present_agents, rotate
 
 __all__ = ["solve_round_robin", "round_robin_round"]
 
@@ -76,7 +76,7 @@ def round_robin_round(picker: Picker, members: list[int], turn: int, caps: list[
     return picks, turn
 
 
-def solve_round_robin(instance: Instance, **options) -> Result:
+def solve_round_robin(instance: Instance) -> Result:
     """Run round-robin over all rounds; ``objective = sum_i w_i U_i`` (see the module docstring).
 
     >>> import laissez_opt as lo
@@ -86,7 +86,6 @@ def solve_round_robin(instance: Instance, **options) -> Result:
     {'A': 2.0, 'B': 1.0}
     """
     started = time.perf_counter()
-    check_options("round_robin", options)
     n, rounds = instance.n_agents, instance.rounds
     caps = demand_caps(instance)
     amounts = np.zeros((instance.n_edges, rounds))
@@ -111,4 +110,5 @@ METHOD = Method(
     fractional=False,
     summary="Agents take turns (persisting across rounds), each taking one device of its best remaining pool.",
     run=solve_round_robin,
+    estimate=heuristic_size,
 )

@@ -366,7 +366,7 @@ def _positive(value, name: str, *, upper: float | None = None, integer: bool = F
     if not ok:
         bound = f" and <= {upper:g}" if upper is not None else ""
         kind = "an integer" if integer else "a number"
-        raise InputError(f"{name} must be {kind} > 0{bound}, got {value!r}", path=name)
+        raise InputError(f"{name} must be {kind} > 0{bound}, got {value!r}", path=f"option {name}")
     return int(value) if integer else float(value)
 
 
@@ -401,54 +401,54 @@ def make_policy(spec, instance, *, seed: int = 0, **options) -> ThresholdPolicy:
             try:
                 value = float(text[6:])
             except ValueError:
-                raise InputError(f"cannot read a threshold from {spec!r}", path="threshold") from None
-            table[:] = _tau(value, "threshold")
+                raise InputError(f"cannot read a threshold from {spec!r}", path="option threshold") from None
+            table[:] = _tau(value, "option threshold")
         else:
             try:
-                table[:] = _tau(float(text), "threshold")
+                table[:] = _tau(float(text), "option threshold")
             except ValueError:
                 raise InputError(
-                    f"unknown threshold policy {spec!r}: fixed, fixed:<tau>, hedge or actor_critic", path="threshold"
+                    f"unknown threshold policy {spec!r}: fixed, fixed:<tau>, hedge or actor_critic", path="option threshold"
                 ) from None
     elif isinstance(spec, Real) and not isinstance(spec, bool):
-        table[:] = _tau(spec, "threshold")
+        table[:] = _tau(spec, "option threshold")
     elif isinstance(spec, dict):
         index = instance.agent_index
         for agent_id, value in spec.items():
             if agent_id not in index:
-                raise InputError(f"unknown agent id {agent_id!r}", path=f"threshold.{agent_id}")
+                raise InputError(f"unknown agent id {agent_id!r}", path=f"option threshold.{agent_id}")
             i = index[agent_id]
             if isinstance(value, (list, tuple, np.ndarray)):
                 if len(value) != rounds:
-                    raise InputError(f"needs {rounds} thresholds (one per round), got {len(value)}", path=f"threshold.{agent_id}")
-                table[i] = [_tau(v, f"threshold.{agent_id}[{r}]") for r, v in enumerate(value)]
+                    raise InputError(f"needs {rounds} thresholds (one per round), got {len(value)}", path=f"option threshold.{agent_id}")
+                table[i] = [_tau(v, f"option threshold.{agent_id}[{r}]") for r, v in enumerate(value)]
             else:
-                table[i] = _tau(value, f"threshold.{agent_id}")
+                table[i] = _tau(value, f"option threshold.{agent_id}")
     elif isinstance(spec, (list, tuple, np.ndarray)):
         arr = np.asarray(spec, dtype=float)
         if arr.shape == (n,):
             arr = np.repeat(arr[:, None], rounds, axis=1)
         if arr.shape != (n, rounds):
-            raise InputError(f"a threshold array has shape ({n},) or ({n}, {rounds}), got {arr.shape}", path="threshold")
+            raise InputError(f"a threshold array has shape ({n},) or ({n}, {rounds}), got {arr.shape}", path="option threshold")
         for value in arr.ravel().tolist():
-            _tau(value, "threshold")
+            _tau(value, "option threshold")
         table = arr
     else:
-        raise InputError(f"cannot read a threshold policy from {spec!r}", path="threshold")
+        raise InputError(f"cannot read a threshold policy from {spec!r}", path="option threshold")
 
     allowed = {"fixed": set(), "hedge": _HEDGE_OPTS, "actor_critic": _AC_OPTS}[kind]
     extra = sorted(set(options) - allowed)
     if extra:
-        raise InputError(f"option {extra[0]!r} does not apply to the {kind} threshold policy", path=extra[0])
+        raise InputError(f"option {extra[0]!r} does not apply to the {kind} threshold policy", path=f"option {extra[0]}")
     if kind == "fixed":
         return FixedThresholds(table)
     if kind == "hedge":
         reward = options.get("reward", "thesis")
         if reward not in ("thesis", "token_value"):
-            raise InputError(f"reward must be thesis or token_value, got {reward!r}", path="reward")
+            raise InputError(f"reward must be thesis or token_value, got {reward!r}", path="option reward")
         cf = options.get("counterfactual", "resimulate")
         if cf not in ("resimulate", "approximate"):
-            raise InputError(f"counterfactual must be resimulate or approximate, got {cf!r}", path="counterfactual")
+            raise InputError(f"counterfactual must be resimulate or approximate, got {cf!r}", path="option counterfactual")
         eta = options.get("eta")
         if eta is not None:
             eta = _positive(eta, "eta")

@@ -46,9 +46,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..method_spec import Method
+from ..method_spec import Method, Option
 from ..result import Result
-from ._baseline_common import check_options, make_result
+from ._baseline_common import heuristic_size, make_result
 
 __all__ = ["INCOMPATIBLE", "solve_time_equal", "time_equal_amounts"]
 
@@ -60,7 +60,7 @@ def time_equal_amounts(instance: Instance, incompatible: str = "idle") -> np.nda
     """The ``E x R`` time shares of the module docstring."""
     if incompatible not in INCOMPATIBLE:
         raise InputError(
-            f"incompatible must be one of {', '.join(INCOMPATIBLE)}, got {incompatible!r}", path="incompatible"
+            f"incompatible must be one of {', '.join(INCOMPATIBLE)}, got {incompatible!r}", path="option incompatible"
         )
     n, m, rounds = instance.n_agents, instance.n_pools, instance.rounds
     agent, pool = instance.edge_agent, instance.edge_pool
@@ -89,7 +89,7 @@ def time_equal_amounts(instance: Instance, incompatible: str = "idle") -> np.nda
     return amounts * scale[agent]
 
 
-def solve_time_equal(instance: Instance, *, incompatible: str = "idle", **options) -> Result:
+def solve_time_equal(instance: Instance, *, incompatible: str = "idle") -> Result:
     """Run Time Equal; ``objective = sum_i w_i U_i``, ``mode = "fractional"``.
 
     ``incompatible``: ``"idle"`` (default, thesis-faithful) or ``"redistribute"``.
@@ -101,7 +101,6 @@ def solve_time_equal(instance: Instance, *, incompatible: str = "idle", **option
     {'A': 1.0, 'B': 2.0}
     """
     started = time.perf_counter()
-    check_options("time_equal", options)
     amounts = time_equal_amounts(instance, incompatible)
     return make_result(
         instance, "time_equal", amounts, started, mode="fractional", params={"incompatible": incompatible}
@@ -116,4 +115,9 @@ METHOD = Method(
     fractional=True,
     summary="Each present agent a w_i / sum w time share of every compatible device every round (fractional).",
     run=solve_time_equal,
+    options=(
+        Option("incompatible", "choice", "idle", "share of an agent on a device it cannot use: idle (thesis) or "
+               "redistribute to the agents that can", choices=("idle", "redistribute")),
+    ),
+    estimate=heuristic_size,
 )

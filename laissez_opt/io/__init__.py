@@ -8,7 +8,7 @@ from .instance_file import (
     save_instance,
 )
 from .result_file import load_result, result_from_dict, save_result
-from .jsonfile import parse_json, read_json, write_atomic
+from .jsonfile import check_destination, parse_json, read_json, write_atomic
 from .schema import load_schema, validate
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "parse_json",
     "read_json",
     "write_atomic",
+    "check_destination",
     "load_schema",
     "validate",
 ]

@@ -9,6 +9,7 @@ model, or to reach a solver that only Pyomo talks to.
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -70,9 +71,23 @@ def to_pyomo(model: LinearModel, *, relax_integrality: bool = False):
 
 
 def write_model(model: LinearModel, path: str) -> None:
-    """Write ``model`` as an LP or MPS file (by suffix) with the declared names."""
+    """Write ``model`` as an LP or MPS file (by suffix) with the declared names, atomically.
+
+    Pyomo writes to a private temporary directory; the bytes then replace
+    ``path`` in one rename (:func:`laissez_opt.io.write_atomic`), so an
+    interrupted export never leaves a truncated file or destroys an old one.
+    """
+    import tempfile
+
+    from ..io import check_destination, write_atomic
+
+    check_destination(path)
     fmt = "mps" if str(path).lower().endswith(".mps") else "lp"
-    to_pyomo(model).write(str(path), format=fmt, io_options={"symbolic_solver_labels": True})
+    with tempfile.TemporaryDirectory(prefix="laissez-opt-model-") as scratch:
+        draft = os.path.join(scratch, f"model.{fmt}")
+        to_pyomo(model).write(draft, format=fmt, io_options={"symbolic_solver_labels": True})
+        with open(draft, "rb") as handle:
+            write_atomic(path, handle.read())
 
 
 def solve_pyomo(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..errors import InputError
+from ..errors import InputError, NoSolutionError
+from ..limits import remaining
 from .linear import LinearModel
 from .solution import Solution
 
@@ -41,9 +42,19 @@ def solve_model(
     Pyomo knows (``"highs"`` maps to Pyomo's HiGHS interface).  ``via``:
     ``"direct"`` (matrix API / OR-Tools) or ``"pyomo"``.  ``backend`` forces an
     OR-Tools solver (``min_cost_flow``, ``glop``, ``cp_sat``, ``scip``).
+
+    Inside :func:`laissez_opt.limits.deadline` (as every ``lo.solve`` runs) the
+    solver gets only what is left of the run's time limit, so building and
+    solving share one limit; when nothing is left, :class:`NoSolutionError`.
     """
     if time_limit is not None and not time_limit > 0:
-        raise InputError(f"time limit must be > 0 seconds, got {time_limit!r}", path="--time-limit")
+        raise InputError(f"time limit must be > 0 seconds, got {time_limit!r}", path="time_limit")
+    time_limit = remaining(time_limit)
+    if time_limit is not None and time_limit <= 0.0:
+        raise NoSolutionError(
+            f"the time limit ran out before {model.name!r} reached the solver "
+            f"({model.n_cols} columns, {model.n_rows} rows declared)"
+        )
     if model.n_cols == 0:
         return _empty_solution(model, solver, via)
     if via == "pyomo":
