@@ -137,7 +137,7 @@ def test_bad_input_to_compare():
     ({"time_limit": "5"}, "--time-limit", "must be a number > 0"),
     ({"fractional": "no"}, "--fractional", "must be true or false"),
     ({"pareto": 1}, "--pareto", "must be true or false"),
-    ({"run_memory": "12XB"}, "--run-memory", "expected a size"),
+    ({"run_memory": "12XB"}, "--run-memory", "or a size such as 8G"),
     ({"run_memory": 10}, "--run-memory", "at least 1 MiB"),
     ({"run_time": 0}, "--run-time", "must be a number > 0"),
     ({"run_time": "soon"}, "--run-time", "expected seconds"),
@@ -156,18 +156,28 @@ def test_bad_arguments_are_refused_before_any_run(tmp_path, kwargs, where, probl
     assert not store.exists()  # nothing started, nothing written
 
 
-def test_unknown_or_ill_typed_method_option_is_refused_naming_the_valid_ones(tmp_path):
-    from laissez_opt import methods as registry
+@pytest.mark.parametrize("options, where, problem", [
+    ({"bogus": 1}, "--param mtf.bogus", "mtf has no option 'bogus'; valid options: tokens, threshold, "),
+    ({"normaliser": "raw"}, "--param mtf.normaliser", "(did you mean 'normalize'?)"),
+    ({"tokens": "many"}, "--param mtf.tokens", "mtf expects an integer, got 'many'"),
+    ({"episodes": 0}, "--param mtf.episodes", "mtf expects a value >= 1, got 0"),
+])
+def test_unknown_or_ill_typed_method_option_is_refused_before_any_run(tmp_path, options, where, problem):
+    with pytest.raises(lo.InputError) as caught:
+        compare([ROOT / "instances" / "hotos25-table1.json"], ["welfare", "mtf"], store=tmp_path / "runs",
+                method_options={"mtf": options})
+    assert caught.value.path == where
+    assert problem in caught.value.problem
+    assert not (tmp_path / "runs").exists()
 
-    if not hasattr(registry, "check_options"):
-        pytest.skip("methods do not declare their options yet")
-    for options in ({"normaliser": "raw"}, {"tokens": "many"}):
-        with pytest.raises(lo.InputError) as caught:
-            compare([ROOT / "instances" / "hotos25-table1.json"], ["welfare", "mtf"], store=tmp_path / "runs",
-                    method_options={"mtf": options})
-        assert caught.value.path.startswith("--param mtf.")
-        assert "tokens" in caught.value.problem  # the valid options are listed
-        assert not (tmp_path / "runs").exists()
+
+def test_reference_method_options_are_checked_too(tmp_path):
+    # maxmin runs only as the reference of min_phi, yet its options are checked like any other.
+    with pytest.raises(lo.InputError) as caught:
+        compare([ROOT / "instances" / "hotos25-table1.json"], ["greedy"], objectives=["min_phi"],
+                method_options={"maxmin": {"normalizer": "nope"}}, store=tmp_path / "runs")
+    assert caught.value.path == "--param maxmin.normalizer"
+    assert not (tmp_path / "runs").exists()
 
 
 def test_command_line_refuses_bad_options_with_exit_2(tmp_path):
@@ -175,8 +185,11 @@ def test_command_line_refuses_bad_options_with_exit_2(tmp_path):
     cases = [
         (["--solver", "gurobi"], "--solver: method 'welfare' supports solvers highs, ortools, not 'gurobi'"),
         (["-p", "greedy.tokens=3"], "--param greedy: options given for 'greedy', which is not in this comparison"),
+        (["-p", "mtf.bogus=raw"], "--param mtf.bogus: mtf has no option 'bogus'; valid options: tokens, "),
+        (["-p", "welfare.check=false"], "--param welfare.check: welfare has no option 'check'"),
+        (["-p", "mtf.tokens=many"], "--param mtf.tokens: mtf expects an integer, got 'many' (str)"),
         (["-p", "mtf"], "--param: expected METHOD.KEY=VALUE, got 'mtf'"),
-        (["--run-memory", "lots"], "--run-memory: expected a size such as 512MiB or 2G"),
+        (["--run-memory", "lots"], "--run-memory: expected 'auto', 'none' or a size such as 8G"),
         (["--run-time", "-3"], "--run-time: must be a number > 0"),
         (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler: a scheduler address goes with --executor dask only"),
     ]
@@ -201,7 +214,8 @@ def test_caps_parse_and_default():
     from laissez_opt.harness import parse_run_memory, parse_run_time
 
     assert parse_run_memory("512MiB") == 512 * 2**20
-    assert parse_run_memory("2G") == parse_run_memory("2GB") == parse_run_memory("2 gib") == 2 * 2**30
+    assert parse_run_memory("2G") == parse_run_memory("2 gib") == 2 * 2**30
+    assert parse_run_memory("2GB") == 2 * 10**9
     assert parse_run_memory("none") is None and parse_run_memory(None) is None
     assert 0 < parse_run_memory("auto", workers=4) < parse_run_memory("auto", workers=1)
     assert parse_run_time("auto", 120.0) == 300.0

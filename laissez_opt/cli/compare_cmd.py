@@ -24,12 +24,11 @@ from ..errors import InputError
 @click.option("--objectives", default=None, help="Comma-separated objectives (default: weighted_welfare plus those whose exact reference method is listed).")
 @click.option("--param", "-p", "method_params", multiple=True, help="Method option METHOD.KEY=VALUE (repeatable), e.g. -p mtf.tokens=7.")
 @click.option("--pareto", is_flag=True, help="Also run the exact Pareto check on every allocation (slower).")
-@click.option("--run-memory", default="auto", show_default=True, help="Memory cap per run, e.g. 2GiB (powers of 1024); auto: 80% of RAM / workers; none: no cap.")
+@click.option("--run-memory", default="auto", show_default=True, help="Memory cap per run, e.g. 2G or 512MiB; auto: 80% of physical memory / workers; none: no cap.")
 @click.option("--run-time", default="auto", show_default=True, help="Wall-clock cap per run in seconds; auto: 2 x --time-limit + 60; none: no cap.")
 def compare_command(instances, methods_, solver, time_limit, fractional, workers, executor, scheduler, out, store, no_plots, objectives, method_params, pareto, run_memory, run_time):
     """Run every method on every INSTANCE: objectives, gaps to the exact optimum, runtimes."""
     import os
-    import signal
     import warnings
     from pathlib import Path
 
@@ -54,7 +53,6 @@ def compare_command(instances, methods_, solver, time_limit, fractional, workers
         except json.JSONDecodeError:
             value = raw
         options.setdefault(method, {})[name] = value
-    _stop_cleanly_on_sigterm(signal)
     warnings.showwarning = _one_line_warning
     warnings.simplefilter("always", RunStoreWarning)
     table = compare(
@@ -88,19 +86,6 @@ def _check_output_dir(path, option: str) -> None:
         parent = parent.parent
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(f"cannot be created: {parent} is not a writable directory", source=str(path), path=option)
-
-
-def _stop_cleanly_on_sigterm(signal) -> None:
-    """Turn SIGTERM into an exit that runs clean-up (workers killed, claims dropped, temporary files removed)."""
-
-    def terminated(signum, frame):
-        click.echo("laissez-opt: terminated", err=True)
-        raise SystemExit(128 + signum)
-
-    try:
-        signal.signal(signal.SIGTERM, terminated)
-    except ValueError:  # not the main thread (an embedding application): keep its handler
-        pass
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:

@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..errors import InputError
+from ..errors import InputError, SolverUnavailableError
 from ..instance import Instance
 from ..io import dumps_instance, instance_from_dict, load_instance
+from ..limits import format_bytes, parse_memory
 from ..methods import get_method
 from .executors import EXECUTORS, WAIT, Failure, Limits, ListFeed, run_dask, run_inline, run_local_pool
 from .store import RESULT_STATUSES, DamagedRecord, RunStore, RunStoreWarning, run_key
@@ -120,16 +121,25 @@ def _run_task(task: dict) -> dict:
     A method that raises gives an error row; running out of memory is not
     caught here, so the executor reports it against the run's memory cap.
     """
-    from ..api import solve
+    from ..api import estimate, solve
 
     instance = instance_from_dict(json.loads(task["instance"]), task["source"])
     spec = get_method(task["method"])
     options = dict(task["options"])
     row = _instance_fields(instance, task["hash"])
     row.update(method=spec.name, kind=spec.kind)
+    cap = task.get("run_memory")
     start = time.perf_counter()
     try:
-        result = solve(instance, spec.name, **options)
+        if cap is not None:
+            size = estimate(instance, spec.name, **options)
+            if size.bytes() > cap:
+                # Refused before anything is allocated: the same cap, known in advance.
+                row.update(status="error", error_kind="memory_cap", runtime_s=time.perf_counter() - start,
+                           message=f"run memory cap of {format_bytes(cap)} exceeded by the estimate: "
+                                   f"{spec.name} would need {size.describe()}; refused before running")
+                return row
+        result = solve(instance, spec.name, max_memory=cap if cap is not None else _NO_BUDGET, **options)
     except MemoryError:
         raise
     except Exception as exc:  # a failed run is a row, never a crashed comparison
@@ -176,6 +186,10 @@ def _run_task(task: dict) -> dict:
             row["pareto_efficient"] = check.efficient
             row["pareto_gain"] = check.total_gain
     return row
+
+
+#: ``max_memory`` of a run without a memory cap: the estimate never refuses it.
+_NO_BUDGET = 2**62
 
 
 def _instance_fields(instance: Instance, digest: str) -> dict:
@@ -394,30 +408,21 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
     for name in methods:
         if not isinstance(name, str):
             raise InputError(f"method names are strings, got {name!r}", path="--methods")
-        get_method(name)
+        try:
+            get_method(name)
+        except InputError as err:
+            err.path = "--methods"
+            raise
     objectives = list(objectives) if objectives else default_objectives(methods)
     for name in objectives:
         if name not in OBJECTIVES:
             raise InputError(f"unknown objective {name!r}; known: {', '.join(OBJECTIVES)}", path="--objectives")
     run_methods = methods + [OBJECTIVES[o].reference for o in objectives if OBJECTIVES[o].reference not in methods]
     run_methods = list(dict.fromkeys(run_methods))
-    options_by_method = _check_method_options(method_options, run_methods, solver)
-    per_method = {}
-    for name in run_methods:
-        spec = get_method(name)
-        options = {}
-        if spec.kind == "exact":
-            options = {"solver": solver, "time_limit": time_limit, "fractional": fractional and spec.fractional,
-                       "threads": 1}
-        for objective in objectives:
-            if OBJECTIVES[objective].reference == name and name not in methods:
-                options.update(OBJECTIVES[objective].reference_options)
-        options.update(options_by_method.get(name, {}))
-        if spec.kind == "exact" and options.get("via", "direct") == "direct" and options.get("solver") not in spec.solvers:
-            given = options.get("solver")
-            where = f"--param {name}.solver" if "solver" in options_by_method.get(name, {}) else "--solver"
-            raise InputError(f"method {name!r} supports solvers {', '.join(spec.solvers)}, not {given!r}", path=where)
-        per_method[name] = options
+    user_options = _user_options(method_options, run_methods)
+    per_method = {name: _checked_options(name, methods, objectives, user_options.get(name, {}), solver=solver,
+                                         time_limit=time_limit, fractional=fractional)
+                  for name in run_methods}
     import hashlib
 
     tasks = []
@@ -432,7 +437,7 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
             keyed = {**options, "objectives": objectives, "pareto": pareto}
             task = {"instance": text, "hash": digest, "source": source, "instance_name": inst.name,
                     "fields": fields, "method": name, "options": options, "objectives": objectives,
-                    "pareto": pareto}
+                    "pareto": pareto, "run_memory": limits.memory}
             if pareto:
                 task.update(pareto_solver=solver, pareto_time_limit=time_limit)
                 keyed.update(pareto_solver=solver, pareto_time_limit=time_limit)
@@ -441,29 +446,58 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
     return _Plan(tasks, methods, objectives, executor, workers, scheduler, limits)
 
 
-def _check_method_options(method_options, run_methods: list[str], solver: str) -> dict[str, dict]:
-    """Each method's options, checked and coerced by the method's own declaration."""
+def _user_options(method_options, run_methods: list[str]) -> dict[str, dict]:
+    """``method_options`` checked for shape: a mapping of methods of this comparison to mappings."""
     if method_options is None:
         return {}
     if not isinstance(method_options, dict):
         raise InputError(f"must map method names to options, got {type(method_options).__name__}", path="--param")
-    from .. import methods as registry
-
-    checked = {}
     for name, options in method_options.items():
         if name not in run_methods:
             raise InputError(f"options given for {name!r}, which is not in this comparison; "
                              f"methods: {', '.join(run_methods)}", path=f"--param {name}")
         if not isinstance(options, dict):
             raise InputError(f"options of {name!r} must be a mapping, got {type(options).__name__}", path=f"--param {name}")
-        check_options = getattr(registry, "check_options", None)
-        if check_options is not None:
-            try:
-                options = check_options(name, dict(options))
-            except InputError as err:
-                raise InputError(f"{name}: {err.problem}", path="--param" + (f" {name}.{err.path}" if err.path else "")) from None
-        checked[name] = dict(options)
-    return checked
+    return method_options
+
+
+#: The command line's names of the comparison-wide arguments that become method options.
+_FLAGS = {"solver": "--solver", "time_limit": "--time-limit", "fractional": "--fractional"}
+
+
+def _checked_options(name: str, methods: list[str], objectives: list[str], user: dict, *, solver, time_limit,
+                     fractional) -> dict:
+    """The options a run of ``name`` gets, checked exactly as :func:`laissez_opt.solve` will check them.
+
+    Exact methods get the comparison's solver, time limit and fractional mode and
+    one solver thread (workers run side by side); a reference method not asked for
+    gets its objective's reference options; ``user`` options override all of them.
+    """
+    from ..api import solve_options
+
+    spec = get_method(name)
+    given = {}
+    if spec.kind == "exact":
+        given = {"solver": solver, "time_limit": time_limit, "fractional": fractional and spec.fractional, "threads": 1}
+    for objective in objectives:
+        if OBJECTIVES[objective].reference == name and name not in methods:
+            given.update(OBJECTIVES[objective].reference_options)
+    given.update(user)
+    try:
+        _, options, _ = solve_options(name, **given)
+    except SolverUnavailableError as err:
+        where = f"--param {name}.solver" if "solver" in user else "--solver"
+        raise InputError(str(err), path=where) from None
+    except InputError as err:
+        option = err.path[len("option "):] if (err.path or "").startswith("option ") else err.path
+        if option in user:
+            err.path = f"--param {name}.{option}"
+        elif option in _FLAGS:
+            err.path = _FLAGS[option]
+        else:
+            err.path = f"--param {name}" + (f".{option}" if option else "")
+        raise err from None
+    return options
 
 
 def _executor_stream(plan: _Plan, feed):
@@ -593,10 +627,11 @@ class _StoreFeed:
 
 
 def parse_run_memory(value, workers: int = 1) -> int | None:
-    """A per-run memory cap in bytes from ``"auto"``, ``None``/``"none"``, bytes, or ``"512MiB"``-style text.
+    """A per-run memory cap in bytes from ``"auto"``, ``None``/``"none"``, bytes, or a size such as ``"512MiB"``.
 
-    Units are powers of 1024 (``K``, ``M``, ``G``, ``T``, with or without ``iB``/``B``).
-    ``"auto"`` is 80% of the physical memory divided by ``workers``.
+    Sizes read as :func:`laissez_opt.limits.parse_memory` reads them (``G`` and
+    ``GiB`` are 2^30, ``GB`` 10^9).  ``"auto"`` is 80% of the physical memory
+    divided by ``workers``.
     """
     if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
         return None
@@ -606,17 +641,11 @@ def parse_run_memory(value, workers: int = 1) -> int | None:
         except (ValueError, OSError, AttributeError):
             return None
         return int(0.8 * physical / max(1, workers))
-    if isinstance(value, str):
-        import re
-
-        match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b)?\s*", value.lower())
-        if not match or (match.group(3) and not match.group(2) and match.group(3) != "b"):
-            raise InputError(f"expected a size such as 512MiB or 2G, 'auto' or 'none', got {value!r}", path="--run-memory")
-        size = float(match.group(1)) * 1024 ** " kmgt".index(match.group(2) or " ")
-    elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        size = float(value)
-    else:
-        raise InputError(f"expected a size in bytes, 'auto' or 'none', got {value!r}", path="--run-memory")
+    try:
+        size = parse_memory(value, path="--run-memory")
+    except InputError:
+        raise InputError(f"expected 'auto', 'none' or a size such as 8G, 512MiB or 2.5GB, got {value!r}",
+                         path="--run-memory") from None
     if size < 2**20:
         raise InputError(f"must be at least 1 MiB, got {value!r}", path="--run-memory")
     return int(size)

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..errors import InputError, LaissezOptError
+from ..limits import format_bytes
 from .worker import _HEADER, address_space_cap
 
 __all__ = ["EXECUTORS", "WAIT", "Failure", "Limits", "ListFeed", "run_inline", "run_local_pool", "run_dask"]
@@ -109,16 +110,6 @@ def _describe(task) -> str:
     if isinstance(task, dict) and "method" in task:
         return f"{task['method']} on {task.get('instance_name') or task.get('source') or 'an instance'}"
     return "a run"
-
-
-def format_bytes(size: float) -> str:
-    """``size`` bytes as ``"300 MiB"``, ``"1.5 GiB"`` (powers of 1024)."""
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(size) < 1024 or unit == "TiB":
-            text = f"{size:.1f}".rstrip("0").rstrip(".")
-            return f"{text} {unit}"
-        size /= 1024
-    raise AssertionError("unreachable")
 
 
 def format_seconds(seconds: float) -> str:

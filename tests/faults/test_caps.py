@@ -29,7 +29,7 @@ def test_a_run_over_the_memory_cap_is_an_error_row(tmp_path, markers):
     rows = _rows(out)
     hog = rows["fault_hog"]
     assert hog["status"] == "error" and hog["error_kind"] == "memory_cap"
-    assert hog["message"].startswith(f"run memory cap of {CAP_MIB} MiB exceeded")
+    assert hog["message"].startswith(f"run memory cap of {CAP_MIB}.0 MiB exceeded")
     # The worker's whole resident size (interpreter and libraries included) stayed near the cap.
     assert float(hog["peak_rss_mib"]) < CAP_MIB + 250
     assert rows["welfare"]["status"] == "optimal"
@@ -67,7 +67,7 @@ def test_resident_memory_watchdog_stops_memory_the_address_space_limit_cannot_se
     assert [task for task, _ in outcomes] == tasks
     failure = outcomes[0][1]
     assert isinstance(failure, Failure) and failure.kind == "memory_cap", failure
-    assert "resident memory grew by" in failure.message and f"cap of {CAP_MIB} MiB" in failure.message
+    assert "resident memory grew by" in failure.message and f"cap of {CAP_MIB}.0 MiB" in failure.message
     assert failure.peak_rss_mib < 1024  # stopped well before the whole reserved GiB became resident
     # The pool's only worker was replaced and the remaining runs completed.
     assert [outcome["task"] for _, outcome in outcomes[1:]] == tasks[1:]

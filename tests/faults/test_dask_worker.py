@@ -43,5 +43,5 @@ def test_dask_lost_worker_and_memory_cap_are_error_rows(tmp_path, markers, monke
     assert rows["fault_stall"]["error_kind"] == "worker_died", rows["fault_stall"]["message"]
     assert "worker process died while running fault_stall on hotos25-table1" in rows["fault_stall"]["message"]
     assert rows["fault_hog"]["error_kind"] == "memory_cap"
-    assert rows["fault_hog"]["message"].startswith("run memory cap of 200 MiB exceeded")
+    assert rows["fault_hog"]["message"].startswith("run memory cap of 200.0 MiB exceeded")
     assert len(list((tmp_path / "runs").glob("*.json"))) == 1  # failures are not cached
