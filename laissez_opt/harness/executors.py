@@ -152,11 +152,23 @@ def _rss_bytes(pid: int) -> int | None:
 
 
 def _worker_env() -> dict:
+    """This environment, with the directory this package came from importable.
+
+    Workers start with ``-P`` (the working directory is not on their path, so a
+    different checkout there cannot shadow the package); a package that is not
+    in a site directory (a source checkout) is found through ``PYTHONPATH``.
+    """
+    import site
+    import sysconfig
+
     env = dict(os.environ)
-    # The worker must import the very package this process runs, wherever it came from.
-    package_root = str(Path(__file__).resolve().parent.parent.parent)
-    paths = [package_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != package_root]
-    env["PYTHONPATH"] = os.pathsep.join(paths)
+    package_root = Path(__file__).resolve().parent.parent.parent
+    site_dirs = {Path(p).resolve() for p in [*site.getsitepackages(), site.getusersitepackages(),
+                                              sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]}
+    if package_root not in site_dirs:
+        paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        if str(package_root) not in paths:
+            env["PYTHONPATH"] = os.pathsep.join([str(package_root), *paths])
     return env
 
 
@@ -171,7 +183,7 @@ class _Worker:
         self.stderr = tempfile.TemporaryFile()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "laissez_opt.harness.worker", str(os.getpid()), str(task_r), str(result_w)],
+                [sys.executable, "-P", "-m", "laissez_opt.harness.worker", str(os.getpid()), str(task_r), str(result_w)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr,
                 pass_fds=(task_r, result_w), close_fds=True, env=env,
             )

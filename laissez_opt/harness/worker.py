@@ -1,7 +1,7 @@
 """The worker process of the local executor: runs one task at a time for its parent.
 
 Started by :mod:`laissez_opt.harness.executors` as
-``python -m laissez_opt.harness.worker PARENT_PID TASK_FD RESULT_FD``.  Frames on
+``python -P -m laissez_opt.harness.worker PARENT_PID TASK_FD RESULT_FD``.  Frames on
 both pipes are an 8-byte big-endian length followed by a pickle.
 
 The worker never outlives its parent: on Linux the kernel sends it ``SIGKILL``

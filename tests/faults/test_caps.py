@@ -72,3 +72,21 @@ def test_resident_memory_watchdog_stops_memory_the_address_space_limit_cannot_se
     # The pool's only worker was replaced and the remaining runs completed.
     assert [outcome["task"] for _, outcome in outcomes[1:]] == tasks[1:]
     assert_no_worker_children()
+
+
+def test_a_run_whose_estimate_exceeds_the_memory_cap_is_refused_before_it_starts(tmp_path):
+    import laissez_opt as lo
+    from laissez_opt.harness import compare
+
+    inst = lo.generate("gavel", 400, 4, seed=1)  # integral maxmin: 400^2 ordered-outcome columns, about 230 MiB
+    table = compare([inst], ["greedy", "maxmin"], objectives=["weighted_welfare"], run_memory="100MiB",
+                    store=tmp_path / "runs")
+    rows = {row["method"]: row for row in table.rows}
+    refused = rows["maxmin"]
+    assert refused["status"] == "error" and refused["error_kind"] == "memory_cap"
+    assert refused["message"].startswith("run memory cap of 100.0 MiB exceeded by the estimate: maxmin would need")
+    assert refused["message"].endswith("refused before running")
+    assert refused["runtime_s"] < 5
+    assert rows["greedy"]["status"] == "feasible" and rows["welfare"]["status"] == "optimal"
+    assert len(list((tmp_path / "runs").glob("*.json"))) == 2
+    assert_no_worker_children()
