@@ -124,6 +124,8 @@ def test_reports_are_written(tmp_path):
 def test_bad_input_to_compare():
     with pytest.raises(lo.InputError, match="unknown method"):
         compare([_instance(1)], ["nope"])
+    with pytest.raises(lo.InputError, match="expected an Instance or the path of an instance file, got dict"):
+        compare([{"pools": []}], ["welfare"])
     with pytest.raises(lo.InputError, match="executor"):
         compare([_instance(1)], ["welfare"], executor="slurm")
 

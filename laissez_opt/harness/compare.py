@@ -427,6 +427,9 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
 
     tasks = []
     for item in instances:
+        if not isinstance(item, (Instance, str, os.PathLike)):
+            raise InputError(f"expected an Instance or the path of an instance file, got {type(item).__name__}",
+                             path="INSTANCE")
         inst = item if isinstance(item, Instance) else load_instance(item)
         text = dumps_instance(inst)
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
