@@ -304,6 +304,8 @@ def compare(
     if progress is not None and not isinstance(progress, bool):
         raise InputError(f"must be true, false or None, got {progress!r}", path="progress")
     run_store = RunStore(store) if store is not None else None
+    if run_store is not None:
+        run_store.sweep()  # what killed comparisons left behind, whichever runs they were
     rows: dict[str, dict] = {}
     warned: set = set()
     unique = list({task["key"]: task for task in plan.tasks}.values())

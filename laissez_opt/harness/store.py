@@ -359,6 +359,22 @@ class RunStore:
         """Keys with a claim file (held or stale)."""
         return sorted(p.stem for p in self.directory.glob("*.claim"))
 
+    def sweep(self) -> int:
+        """Remove the claims and half-written records that dead comparisons left; returns how many keys.
+
+        A key is swept only when its claim can be taken, that is when no live
+        process holds it, so a concurrent comparison is never disturbed.
+        """
+        keys = set(self.claims())
+        keys.update(p.name[1:].split(".", 1)[0] for p in self.directory.glob(".*.tmp"))
+        swept = 0
+        for key in sorted(k for k in keys if len(k) == 40 and all(c in "0123456789abcdef" for c in k)):
+            claim = self.try_claim(key)
+            if claim is not None:
+                self.release(claim)
+                swept += 1
+        return swept
+
 
 def _alive(pid) -> bool:
     if not isinstance(pid, int) or pid <= 0:

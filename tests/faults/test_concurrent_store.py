@@ -75,3 +75,20 @@ def test_a_held_claim_is_waited_for_and_a_dead_owners_claim_is_taken_over(tmp_pa
     assert_group_gone(proc.pid)
     assert _counts(err) == (len(keys), 0)
     assert assert_store_sound(store_dir, finished=True) == len(keys)
+
+
+def test_leftovers_of_dead_comparisons_are_swept_and_live_claims_are_left_alone(tmp_path):
+    from laissez_opt.harness import compare
+
+    store = RunStore(tmp_path / "runs")
+    dead, live = "a" * 40, "b" * 40  # runs of other comparisons, not of this one
+    store.claim_path(dead).write_text(json.dumps({"pid": 1, "host": "elsewhere", "claimed": 0}))
+    (tmp_path / "runs" / f".{dead}.4242.0a0b.tmp").write_text("{")
+    held = store.try_claim(live)
+    try:
+        compare([INSTANCES / "hotos25-table1.json"], ["greedy"], store=tmp_path / "runs", executor="inline")
+        assert store.claims() == [live]
+        assert not list((tmp_path / "runs").glob(".*.tmp"))
+    finally:
+        store.release(held)
+    assert store.claims() == []
