@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from .analysis.metrics import basic_metrics
-from .analysis.verify import Verification, verify
+from .analysis.verify import verify
 from .errors import InfeasibleError, InputError, NoSolutionError, SolverUnavailableError, VerificationError
 # Imported here, not lazily inside generate(): importing the ``laissez_opt.generate``
 # subpackage binds it as an attribute of the package, and done after ``laissez_opt``

@@ -441,6 +441,23 @@ class Instance:
         )
 
     @cached_property
+    def last_rounds(self) -> np.ndarray:
+        """The last round ``D_i`` each agent may use, clamped to the horizon, shape ``(n,)``, integer.
+
+        ``min(deadline, R - 1)``, and ``R - 1`` when the deadline is null: a
+        deadline after the last round constrains nothing, the same as none
+        (``docs/instance-format.md``).  This is the one place where deadlines
+        meet the horizon; models index rounds with it, so a deadline past the
+        horizon (however large) can never select a round that does not exist.
+        The minimum is taken on Python integers before the conversion, so no
+        deadline overflows the array's integer type.
+        """
+        last = self.rounds - 1
+        return np.array(
+            [last if a.deadline is None else min(a.deadline, last) for a in self.agents], dtype=np.int64
+        )
+
+    @cached_property
     def effective_demands(self) -> np.ndarray:
         """``min(d_i, sum of k_c over the agent's compatible pools)``: a finite per-round cap."""
         reachable = np.zeros(self.n_agents, dtype=np.float64)

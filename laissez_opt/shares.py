@@ -55,7 +55,7 @@ def capped_share_ratios(instance: Instance) -> np.ndarray:
         alpha = np.where(share * reachable > 0, np.minimum(1.0, instance.demands / (share * reachable)), 1.0)
     rounds = np.arange(instance.rounds)
     arrival = np.array([a.arrival for a in instance.agents])
-    deadline = np.array([instance.rounds - 1 if a.deadline is None else a.deadline for a in instance.agents])
+    deadline = instance.last_rounds
     active = (rounds[None, :] >= arrival[:, None]) & (rounds[None, :] <= deadline[:, None])
     in_window = np.sum(instance.edge_utility * active[instance.edge_agent], axis=1)
     got = np.bincount(

@@ -15,10 +15,15 @@ import itertools
 TOL = 1e-6
 
 
+def last_round(agent, rounds):
+    """The job's last usable round: its deadline, or the horizon's last round when it has none or a later one."""
+    return rounds - 1 if agent.deadline is None else min(agent.deadline, rounds - 1)
+
+
 def job_schedules(inst, agent, *, allow_migration=True):
     """``(schedule, completion round, work done, migrations, money, usage)`` of every valid schedule of ``agent``."""
     rounds = inst.rounds
-    last = rounds - 1 if agent.deadline is None else agent.deadline
+    last = last_round(agent, rounds)
     size = 1 if agent.demand is None else agent.demand
     work = 1.0 if agent.work is None else agent.work
     edges = {e.pool: e for e in inst.edges if e.agent == agent.id}
@@ -55,7 +60,7 @@ def job_schedules(inst, agent, *, allow_migration=True):
 def value(agent, when, money, objective, rounds):
     """A job's term of the objective; None when the objective needs it finished and it is not."""
     work = 1.0 if agent.work is None else agent.work
-    last = rounds - 1 if agent.deadline is None else agent.deadline
+    last = last_round(agent, rounds)
     finished = when is not None and when <= last
     if objective == "work":
         return agent.weight * work if finished else 0.0

@@ -1,4 +1,4 @@
-"""Smoke test of ``benchmarks/welfare_scaling.py``: the quick sizes run, and every route agrees."""
+"""Smoke tests of the benchmark scripts: quick sizes run and their own checks pass."""
 
 from __future__ import annotations
 
@@ -41,3 +41,16 @@ def test_welfare_scaling_quick(tmp_path):
     assert "| 1000x100 | scipy linear_sum_assignment | n/a |" in table
     # Written atomically: no temporary file is left behind.
     assert sorted(p.name for p in out.iterdir()) == ["welfare_scaling.json", "welfare_scaling.md"]
+
+
+def test_memory_estimates_quick(tmp_path):
+    """The estimates of the quick cases are at least the measured peak memory (the script's own check)."""
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "memory_estimates.py"), "--quick", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    rows = json.loads((out / "memory_estimates.json").read_text())["rows"]
+    assert [r["method"] for r in rows] == ["welfare", "greedy", "mtf"]
+    assert all(r["ratio"] is None or r["ratio"] >= 1.0 for r in rows)

@@ -6,7 +6,7 @@ subpackage or module, and from any lower layer):
 * L0  ``errors``
 * L1  ``limits``, ``method_spec`` (run bounds and method declarations)
 * L2  ``instance`` (the typed instance graph)
-* L3  ``result``, ``shares`` (records and reference shares over an instance)
+* L3  ``result``, ``shares``, ``starts`` (records, reference shares and quick feasible allocations)
 * L4  ``io`` (files of instances and results)
 * L5  ``modeling``, ``generate`` (solver-neutral declarations and routes; instance families)
 * L6  ``exact``, ``heuristics`` (one model or algorithm per module)
@@ -36,6 +36,7 @@ LAYERS = {
     "instance": 2,
     "result": 3,
     "shares": 3,
+    "starts": 3,
     "io": 4,
     "modeling": 5,
     "generate": 5,

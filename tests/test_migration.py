@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import laissez_opt as lo
 from laissez_opt.analysis.verify import verify
-from laissez_opt.errors import InputError
+from laissez_opt.errors import InputError, NoSolutionError, SolverUnavailableError
 from laissez_opt.exact.migration import build_migration
 from laissez_opt.instance import Agent, Edge, Instance, Pool
 
@@ -133,6 +136,153 @@ def test_migration_free_matches_brute_force_and_no_baseline_beats_the_optimum(in
 @given(inst=job_instances(max_agents=2, max_rounds=3), objective=st.sampled_from(OBJECTIVES))
 def test_pyomo_route_matches_brute_force(inst, objective):
     _agrees(_solve(inst, "migration", objective, via="pyomo"), best(inst, objective))
+
+
+# ----------------------------------------------------------------------------- the horizon, round lengths, every route
+
+#: Every route the migration model supports: HiGHS (matrix API and Pyomo), OR-Tools CP-SAT and SCIP.
+ROUTES = (("highs", "direct", None), ("highs", "pyomo", None), ("ortools", "direct", "cp_sat"),
+          ("ortools", "direct", "scip"))
+
+
+def _nulled(inst):
+    """The instance with every deadline at or after the last round replaced by none (the documented equivalent)."""
+    last = inst.rounds - 1
+    agents = [dataclasses.replace(a, deadline=None) if a.deadline is not None and a.deadline >= last else a
+              for a in inst.agents]
+    return Instance(inst.pools, agents, inst.edges, rounds=inst.rounds, round_hours=inst.round_hours, name=inst.name)
+
+
+def _quarters(inst):
+    """Whether every number of a completion row is a multiple of 1/4 (CP-SAT must then take the model)."""
+    numbers = [u for e in inst.edges for u in (e.utility if isinstance(e.utility, tuple) else (e.utility,))]
+    numbers += [a.migration_cost for a in inst.agents] + [1.0 if a.work is None else a.work for a in inst.agents]
+    return all(float(v * 4).is_integer() for v in numbers)
+
+
+@st.composite
+def horizon_instances(draw):
+    """Job instances whose deadlines lie before, at and past the horizon (up to 10**6), some arriving in the last round.
+
+    Round lengths vary too: they price the ``cost`` objective (``b_c h`` per device-round).
+    """
+    inst = draw(job_instances(max_agents=2, max_pools=2, max_rounds=3))
+    R = inst.rounds
+    agents = []
+    for a in inst.agents:
+        arrival = draw(st.sampled_from([a.arrival, a.arrival, R - 1]))
+        deadline = draw(st.sampled_from([None, R - 2, R - 1, R, R + 1, 2 * R, 10**6]))
+        agents.append(dataclasses.replace(a, arrival=arrival, deadline=None if deadline is not None and deadline < arrival else deadline))
+    hours = draw(st.sampled_from([1.0, 2.0, 0.5, 0.25, 1 / 60]))
+    return Instance(inst.pools, agents, inst.edges, rounds=R, round_hours=hours, name="horizon")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=horizon_instances(), objective=st.sampled_from(OBJECTIVES), allow=st.booleans())
+def test_deadlines_past_the_horizon_on_every_route(inst, objective, allow):
+    """Deadlines before, at and after the last round, any round length, every route: brute force's optimum, proven.
+
+    A feasible instance is never called infeasible, every route returns the same optimum, an
+    ``optimal`` label never sits on a worse value, and a deadline after the horizon behaves as none.
+    """
+    method = "migration" if allow else "migration_free"
+    expected = best(inst, objective, allow_migration=allow)
+    assert expected == best(_nulled(inst), objective, allow_migration=allow)
+    for solver, via, backend in ROUTES:
+        options = {} if backend is None else {"backend": backend}
+        try:
+            result = _solve(inst, method, objective, solver=solver, via=via, **options)
+        except SolverUnavailableError:
+            # CP-SAT takes the model whenever its rows are integral; quarter data always are.
+            assert backend == "cp_sat" and not _quarters(inst)
+            continue
+        _agrees(result, expected)
+    # The baselines read deadlines the same way: past the horizon is the same as none. None beats the
+    # optimum with migration (myopic migrates, so it may beat migration_free's).
+    optimum = expected if allow else best(inst, objective)
+    for baseline in ("fcfs_static", "myopic"):
+        here, nulled = _solve(inst, baseline, objective), _solve(_nulled(inst), baseline, objective)
+        assert (here.status, here.objective) == (nulled.status, nulled.objective)
+        assert here.details["schedule"] == nulled.details["schedule"]
+        if here.status != "infeasible":
+            assert optimum is not None
+            assert here.objective <= optimum + 1e-6 if objective == "work" else here.objective >= optimum - 1e-6
+
+
+@pytest.mark.parametrize("deadline", [2, 3, 4, 6, 10**6])
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_issue_deadlines_after_the_last_of_three_rounds(deadline, objective):
+    """The reported cases (3 rounds; deadlines 3, 4 and 6 called infeasible, mis-optimised, or an IndexError)."""
+    def three_rounds(d):
+        return Instance([Pool("fast", base_price=1.0), Pool("slow", base_price=0.5)],
+                        [Agent("A", work=2.0, deadline=d), Agent("B", work=1.0, arrival=1)],
+                        [Edge("A", "fast", 1.0), Edge("A", "slow", 0.5), Edge("B", "fast", 1.0)], rounds=3)
+
+    inst, none = three_rounds(deadline), three_rounds(None)
+    assert list(inst.last_rounds) == [2, 2]
+    # A deadline at or after the last round builds exactly the model of no deadline.
+    built, reference = build_migration(inst, objective=objective)[0], build_migration(none, objective=objective)[0]
+    assert (built.csc() != reference.csc()).nnz == 0
+    assert all(np.array_equal(a, b) for a, b in zip(built.bounds(), reference.bounds()))
+    assert all(np.array_equal(a, b) for a, b in zip(built.row_bounds(), reference.row_bounds()))
+    expected = best(none, objective)
+    assert expected is not None
+    for method in ("migration", "migration_free"):
+        for solver, via, backend in ROUTES:
+            options = {} if backend is None else {"backend": backend}
+            _agrees(_solve(inst, method, objective, solver=solver, via=via, **options), expected)
+
+
+@pytest.mark.parametrize("work, utility, deadline, rounds_needed", [
+    (1.0, 0.4999996, 1, 2),   # 2 x 0.4999996 = W - 8e-7: complete within the 1e-6 tolerance
+    (1.0, 0.333333, 2, 3),    # 3 x 0.333333 = W - 1e-6, a short decimal: the row is stored in integers
+    (5.0, 2.4999996, 1, 2),   # the tolerance scales with W when W > 1
+    (0.5000001, 0.25, 1, 2),  # W a hair above the progress
+])
+def test_completion_threshold_matches_the_replay_on_every_route(work, utility, deadline, rounds_needed):
+    """The model credits a job as complete exactly when the replay does (``W - 1e-6 max(1, W)``).
+
+    The row used to demand the full ``W``: every route then proved optimal a schedule worse than
+    brute force's (``work`` 0 instead of ``W``; one more round for ``completion`` and ``cost``).
+    """
+    inst = Instance([Pool("p", base_price=1.0)], [Agent("A", work=work, deadline=deadline)], [Edge("A", "p", utility)],
+                    rounds=4, name="boundary")
+    loose = Instance([Pool("p", base_price=1.0)], [Agent("A", work=work)], [Edge("A", "p", utility)], rounds=4, name="boundary")
+    for objective, case, expected in (("work", inst, work), ("completion", loose, float(rounds_needed)),
+                                      ("cost", loose, float(rounds_needed))):
+        assert best(case, objective) == pytest.approx(expected)
+        for solver, via, backend in ROUTES:
+            options = {} if backend is None else {"backend": backend}
+            try:
+                result = _solve(case, "migration", objective, solver=solver, via=via, **options)
+            except SolverUnavailableError:
+                # Seven decimals do not scale to integers by 10**6 or less, so CP-SAT cannot take the row.
+                assert backend == "cp_sat" and any(abs(v * 1e6 - round(v * 1e6)) > 1e-3 for v in (utility, work))
+                continue
+            _agrees(result, expected)
+
+
+def test_routes_that_do_not_fit_the_model_refuse():
+    """Min-cost flow and GLOP cannot solve the migration model: they refuse instead of answering."""
+    inst = _two_pools(migration_cost=0.5)
+    for backend in ("min_cost_flow", "glop"):
+        with pytest.raises(SolverUnavailableError):
+            lo.solve(inst, "migration", solver="ortools", backend=backend)
+
+
+def test_a_replay_worse_than_the_solvers_optimum_is_not_optimal(monkeypatch):
+    """If a solver's tolerance lets a job pass the complete row short of its work, the result is not ``optimal``."""
+    import laissez_opt.exact.migration as migration
+
+    inst = Instance([Pool("p", base_price=1.0)], [Agent("A", work=1.0, deadline=1)], [Edge("A", "p", 0.4999)],
+                    rounds=2, name="short")
+    # A row demanding 2e-4 less than the replay's threshold stands for a solver accepting that violation.
+    monkeypatch.setattr(migration, "completion_threshold", lambda work: work - 3e-4 * np.maximum(1.0, work))
+    result = lo.solve(inst, "migration", objective="work")
+    assert result.status == "feasible" and result.objective == 0.0 and "not proven optimal" in result.message
+    assert result.bound == pytest.approx(1.0) and result.verified
+    with pytest.raises(NoSolutionError, match="'A'"):
+        lo.solve(inst, "migration", objective="completion")
 
 
 # ----------------------------------------------------------------------------- model details

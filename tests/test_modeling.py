@@ -295,6 +295,60 @@ def test_mip_same_optimum_on_every_route(integer_data):
         assert s.gap is not None and s.gap <= 1e-6
 
 
+# ----------------------------------------------------------------------------- CP-SAT answers about the model it was given
+
+#: The integer-program routes; CP-SAT takes every model below (integer data).
+MIP_ROUTES = [("highs", "direct", None), ("highs", "pyomo", None), ("ortools", "direct", "scip"),
+              ("ortools", "direct", "cp_sat")]
+
+
+def _empty_domain():
+    """An integer column with lower bound 1 and upper bound 0: infeasible, whatever the rows."""
+    m = LinearModel("empty-domain", sense="max")
+    x = m.add_variables("x", 2, lower=np.array([0.0, 1.0]), upper=np.array([1.0, 0.0]), integer=True)
+    m.add_constraints("c", rows=np.array([0, 0]), cols=x.columns([0, 1]), coefs=np.ones(2), upper=np.array([2.0]))
+    m.set_objective(x, [1.0, 1.0])
+    return m
+
+
+def _large(*, row_upper: float):
+    """``max x + y`` with ``x, y <= 2**45`` and one row ``x + y >= 1`` (``<= row_upper``): optimum ``min(2**46, row_upper)``."""
+    m = LinearModel("large", sense="max")
+    x = m.add_variables("x", 2, upper=2.0**45, integer=True)
+    m.add_constraints("c", rows=np.array([0, 0]), cols=x.columns([0, 1]), coefs=np.ones(2), lower=np.array([1.0]),
+                      upper=np.array([row_upper]))
+    m.set_objective(x, [1.0, 1.0])
+    return m
+
+
+@pytest.mark.parametrize("solver,via,backend", MIP_ROUTES, ids=lambda v: str(v))
+def test_an_empty_domain_is_infeasible_on_every_route(solver, via, backend):
+    """CP-SAT called such a model invalid (an internal error) where the other routes say infeasible."""
+    solution = solve_model(_empty_domain(), solver=solver, via=via, backend=backend)
+    assert solution.status == "infeasible" and solution.values is None
+
+
+@pytest.mark.parametrize("row_upper", [INF, 2.0**44 + 3])
+@pytest.mark.parametrize("solver,via,backend", MIP_ROUTES, ids=lambda v: str(v))
+def test_large_bounds_and_open_rows_are_not_clamped(row_upper, solver, via, backend):
+    """CP-SAT clamped bounds and open row sides to 2**40 and proved the clamped optimum ``optimal``."""
+    solution = solve_model(_large(row_upper=row_upper), solver=solver, via=via, backend=backend)
+    assert solution.status == "optimal", solution.route
+    assert solution.objective == min(2.0**46, row_upper), solution.route
+
+
+def test_cp_sat_does_not_hide_objective_rounding_behind_optimal():
+    """An objective coefficient rounded away by the integer scaling must not yield a proven optimum it may miss."""
+    m = LinearModel("rounded", sense="max")
+    x = m.add_variables("x", 2, upper=np.array([0.0, 1.0]), integer=True)
+    m.add_constraints("c", rows=np.array([0]), cols=x.columns([1]), coefs=np.ones(1), upper=np.array([1.0]))
+    m.set_objective(x, [1e4, 3e-9])  # scaled by 1, the 3e-9 becomes 0: every point ties for CP-SAT
+    solution = solve_model(m, solver="ortools", backend="cp_sat")
+    assert solution.status == "optimal" and solution.objective == 3e-9 or solution.status == "feasible"
+    assert solution.bound >= 3e-9  # the bound stays a bound on the true objective
+    assert solve_model(m).objective == 3e-9
+
+
 # ----------------------------------------------------------------------------- Pyomo export
 
 

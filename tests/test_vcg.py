@@ -3,8 +3,10 @@
 The reference is brute force: :func:`brute_vcg` enumerates every feasible
 integral allocation of each round (``brute_force.round_allocations``) and
 takes ``W*`` and every ``W*_{-i}`` (the best over allocations in which ``i``
-holds nothing) directly from the definition, with the operator valuing each
-unsold device of pool ``c`` at ``b_c``.  Payments are then compared through
+holds nothing) directly from the definition, in money per device-round: an
+agent values a device at its bid times ``round_hours`` (bids are per
+device-hour) or else at the round's utility, and the operator values each
+unsold device of pool ``c`` at ``b_c`` times ``round_hours``.  Payments are then compared through
 the tie-independent surplus ``W* - W*_{-i}``: when several allocations are
 optimal the routes may pick different ones, and then the winners' payments
 differ, but every agent's surplus (value minus payment) does not.
@@ -34,14 +36,15 @@ SECTION5 = INSTANCES / "hotos25-section5-bids.json"
 # ----------------------------------------------------------------------------- brute force
 
 
-def edge_value(edge: Edge, rnd: int) -> float:
-    """``v_{i,c,r}``: the bid when given, else the round's utility."""
-    return edge.bid if edge.bid is not None else edge.utility_in(rnd)
+def edge_value(edge: Edge, rnd: int, hours: float) -> float:
+    """``v_{i,c,r}`` per device-round: the bid (per device-hour) times ``hours`` when given, else the round's utility."""
+    return edge.bid * hours if edge.bid is not None else edge.utility_in(rnd)
 
 
 def brute_vcg(instance: Instance) -> tuple[float, dict[str, float]]:
     """``W*`` and ``W*_{-i}`` for every agent, by enumerating each round's allocations."""
     ids = [a.id for a in instance.agents]
+    hours = instance.round_hours
     welfare, without = 0.0, {a: 0.0 for a in ids}
     for rnd in range(instance.rounds):
         best, best_without = -math.inf, {a: -math.inf for a in ids}
@@ -51,10 +54,10 @@ def brute_vcg(instance: Instance) -> tuple[float, dict[str, float]]:
             values = []
             for k, amount in alloc.items():
                 edge = instance.edges[k]
-                values.append(edge_value(edge, rnd) * amount)
+                values.append(edge_value(edge, rnd, hours) * amount)
                 sold[edge.pool] += amount
                 involved.add(edge.agent)
-            w = math.fsum(values + [p.base_price * (p.count - sold[p.id]) for p in instance.pools])
+            w = math.fsum(values + [p.base_price * hours * (p.count - sold[p.id]) for p in instance.pools])
             best = max(best, w)
             for a in ids:
                 if a not in involved:
@@ -70,7 +73,7 @@ def values_received(instance: Instance, result) -> dict[str, float]:
     edges = {(e.agent, e.pool): e for e in instance.edges}
     out = {a.id: 0.0 for a in instance.agents}
     for rec in result.allocation:
-        out[rec["agent"]] += edge_value(edges[(rec["agent"], rec["pool"])], rec["round"]) * rec["amount"]
+        out[rec["agent"]] += edge_value(edges[(rec["agent"], rec["pool"])], rec["round"], instance.round_hours) * rec["amount"]
     return out
 
 
@@ -78,11 +81,13 @@ def values_received(instance: Instance, result) -> dict[str, float]:
 
 prices = st.one_of(st.sampled_from([0.5, 0.6, 0.687, 0.762, 1.0]), st.integers(0, 200).map(lambda k: k / 100))
 reserves = st.one_of(st.just(0.0), st.sampled_from([0.25, 0.5, 0.606]), st.integers(0, 100).map(lambda k: k / 100))
+#: Round lengths in hours: one hour (the HotOS'25 setting), longer and shorter rounds, a minute.
+hours = st.sampled_from([1.0, 2.0, 0.5, 0.25, 3.0, 1 / 60])
 
 
 @st.composite
-def auctions(draw, *, max_agents=4, max_pools=3, max_rounds=1, demands=(1, 2, None)):
-    """1-4 agents, 1-3 pools of 1-2 devices with reserves, short-decimal bids (ties likely)."""
+def auctions(draw, *, max_agents=4, max_pools=3, max_rounds=1, demands=(1, 2, None), round_hours=hours):
+    """1-4 agents, 1-3 pools of 1-2 devices with reserves, short-decimal bids (ties likely), varied round lengths."""
     n = draw(st.integers(1, max_agents))
     m = draw(st.integers(1, max_pools))
     rounds = draw(st.integers(1, max_rounds))
@@ -103,7 +108,7 @@ def auctions(draw, *, max_agents=4, max_pools=3, max_rounds=1, demands=(1, 2, No
                 utility = draw(prices)
             bid = draw(st.one_of(st.none(), prices))
             edges.append(Edge(f"a{i}", f"p{c}", utility, bid=bid))
-    return Instance(pools, agents, edges, rounds=rounds, name="auction")
+    return Instance(pools, agents, edges, rounds=rounds, round_hours=draw(round_hours), name="auction")
 
 
 def check_against_brute(instance: Instance, result, welfare: float, without: dict[str, float]):
@@ -151,13 +156,76 @@ def test_multi_round_and_fractional_against_brute_force(instance, route, fractio
     check_against_brute(instance, result, welfare, without)
 
 
+#: Every route of the VCG model, each doing the re-solves too: HiGHS (matrix API, Pyomo), OR-Tools min-cost
+#: flow, GLOP, CP-SAT and SCIP (``backend`` forces one), plus the exchange paths on HiGHS and min-cost flow.
+EVERY_ROUTE = [
+    ("highs", "direct", None, "auto"), ("highs", "direct", None, "resolve"), ("highs", "pyomo", None, "resolve"),
+    ("ortools", "direct", "min_cost_flow", "auto"), ("ortools", "direct", "min_cost_flow", "resolve"),
+    ("ortools", "direct", "glop", "resolve"), ("ortools", "direct", "cp_sat", "resolve"),
+    ("ortools", "direct", "scip", "resolve"),
+]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(auctions(max_agents=3, max_pools=2, max_rounds=2, round_hours=st.sampled_from([1.0, 2.0, 0.5, 1 / 60, 1 / 3])))
+def test_every_route_agrees_with_brute_force_at_any_round_length(instance):
+    """W*, every W*_{-i} and the payments from the definition in money per device-round, on every route.
+
+    Bids (per device-hour) and base prices count ``round_hours`` times per device-round, utilities
+    once; each route must prove the same optimum (never ``optimal`` on a worse welfare).
+    """
+    welfare, without = brute_vcg(instance)
+    for solver, via, backend, pivots in EVERY_ROUTE:
+        options = {} if backend is None else {"backend": backend}
+        result = lo.solve(instance, "vcg", solver=solver, via=via, pivots=pivots, **options)
+        check_against_brute(instance, result, welfare, without)
+
+
+def test_welfare_definition_with_two_hour_rounds():
+    """At ``round_hours`` 2 a device-round is worth twice a bid and twice the reserve; a utility counts once."""
+    inst = Instance(
+        [Pool("A10", count=1, base_price=0.606), Pool("L4", count=2, base_price=0.3)],
+        [Agent("A", demand=1), Agent("B", demand=2)],
+        [Edge("A", "A10", 0.687, bid=0.687), Edge("B", "A10", 0.762), Edge("B", "L4", 0.5)],
+        rounds=2, round_hours=2.0, name="two-hours",
+    )
+    for solver in ("highs", "ortools"):
+        result = lo.solve(inst, "vcg", solver=solver)
+        # Each round: A's bid is worth 1.374 > the A10's reserve 1.212 > B's utility 0.762; B's 0.5 on an L4 is
+        # below its reserve 0.6, so both L4s stay unsold (reserve value 1.2).
+        assert [(r["agent"], r["pool"], r["round"]) for r in result.allocation] == [("A", "A10", 0), ("A", "A10", 1)]
+        assert result.objective == pytest.approx(2 * (0.687 * 2 + 2 * 0.3 * 2), abs=TOL)
+        assert result.details["reserve_value"] == pytest.approx(2 * 2 * 0.3 * 2, abs=TOL)
+        # A pays the reserve of the A10 for its two rounds (B's 0.762 is below it).
+        assert result.payments == {"A": pytest.approx(2 * 0.606 * 2, abs=TOL), "B": 0.0}
+        assert result.verified
+
+
+@pytest.mark.parametrize("hours", [1.0, 2.0, 0.5])
+def test_section5_second_price_scales_with_the_round_length(hours):
+    """Bids and the reserve are per device-hour: a round of h hours costs the winner h times the second price."""
+    from laissez_opt.io.instance_file import instance_from_dict
+
+    data = json.loads(SECTION5.read_text())
+    data["round_hours"] = hours
+    result = lo.solve(instance_from_dict(data), "vcg")
+    assert [(r["agent"], r["pool"]) for r in result.allocation] == [("B", "A10")]
+    assert result.payments == {"A": 0.0, "B": pytest.approx(0.687 * hours, abs=TOL)}
+    assert result.objective == pytest.approx(0.762 * hours, abs=TOL)
+    if hours == 1.0:
+        assert result.payments["B"] == pytest.approx(0.687, abs=TOL) and result.objective == pytest.approx(0.762, abs=TOL)
+
+
 # ----------------------------------------------------------------------------- truthfulness
 
 
 def misreports(instance: Instance, agent: str):
-    """Reported bid vectors for ``agent``'s edges: scaled, single edges zeroed, two edges swapped."""
+    """Reported bids (per device-hour) for ``agent``'s edges: scaled, single edges zeroed, two edges swapped.
+
+    The truthful bid of an edge is its value per device-round divided by ``round_hours``.
+    """
     own = [k for k, e in enumerate(instance.edges) if e.agent == agent]
-    true = {k: edge_value(instance.edges[k], 0) for k in own}
+    true = {k: edge_value(instance.edges[k], 0, instance.round_hours) / instance.round_hours for k in own}
     for factor in (0.0, 0.5, 0.9, 1.1, 2.0):
         yield {k: true[k] * factor for k in own}
     for k in own:
@@ -172,7 +240,8 @@ def reported(instance: Instance, bids: dict[int, float]) -> Instance:
         Edge(e.agent, e.pool, e.utility, bid=bids[k], cost=e.cost) if k in bids else e
         for k, e in enumerate(instance.edges)
     ]
-    return Instance(instance.pools, instance.agents, edges, rounds=instance.rounds, name="misreport")
+    return Instance(instance.pools, instance.agents, edges, rounds=instance.rounds,
+                    round_hours=instance.round_hours, name="misreport")
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -190,7 +259,7 @@ def test_truthful_bidding_is_dominant(instance, route):
             lie = solve_vcg(told, solver=solver, pivots=pivots)
             assert lo.verify(told, lie).ok
             true_value = sum(
-                edge_value(edges[(rec["agent"], rec["pool"])], 0) * rec["amount"]
+                edge_value(edges[(rec["agent"], rec["pool"])], 0, instance.round_hours) * rec["amount"]
                 for rec in lie.allocation
                 if rec["agent"] == agent.id
             )
@@ -295,7 +364,13 @@ def test_time_limit_is_propagated(monkeypatch):
     import laissez_opt.exact.vcg as vcg_module
 
     inst = lo.generate("neocloud", 30, 4, seed=1)
-    monkeypatch.setattr(vcg_module, "_remaining", lambda time_limit, start: 0.0)
+    calls = []
+
+    def no_time_after_the_welfare_solve(time_limit, start):
+        calls.append(time_limit)
+        return None if len(calls) == 1 else 0.0
+
+    monkeypatch.setattr(vcg_module, "_remaining", no_time_after_the_welfare_solve)
     result = lo.solve(inst, "vcg", solver="ortools", pivots="resolve", time_limit=60)
     monkeypatch.undo()
     assert result.status == "time_limit"

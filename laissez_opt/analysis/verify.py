@@ -43,6 +43,15 @@ def _close(a: float, b: float, tol: float) -> bool:
     return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
 
 
+def _last_round(agent, rounds: int) -> int:
+    """The agent's last usable round: its deadline, or the horizon's last round when none or later.
+
+    Written here rather than read from the instance's views, to keep the check
+    independent of the models (which use ``Instance.last_rounds``).
+    """
+    return rounds - 1 if agent.deadline is None else min(agent.deadline, rounds - 1)
+
+
 def _named_edges(instance: Instance, allocation: list[dict], agents: dict, pools: dict) -> dict:
     """The instance's edges for the (agent, pool) pairs the allocation names, keyed by the pair.
 
@@ -112,7 +121,7 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
         if result.mode == "integral" and abs(amount - round(amount)) > tol:
             problems.append(f"{where}: fractional amount {amount} in an integral result")
         agent = agents[agent_id]
-        last = instance.rounds - 1 if agent.deadline is None else agent.deadline
+        last = _last_round(agent, instance.rounds)
         if amount > tol and not agent.arrival <= rnd <= last:
             problems.append(f"{where}: agent {agent_id!r} runs in round {rnd} outside {agent.arrival}..{last}")
         # drf amounts count tasks; a task takes task["accelerator"] devices of the pool.
@@ -145,17 +154,20 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
         if result.objective is None or not _close(result.objective, objective, tol):
             problems.append(f"objective: reported {result.objective!r}, recomputed placement cost {objective!r}")
     if result.method == "vcg":
-        # W = agents' values (bid, else utility) of what they hold + b_c per unsold device-round; 0 <= p_i <= v_i.
+        # Money per device-round (a round lasts h hours): an agent values a device at bid * h (bids are per
+        # device-hour), else at the round's utility; the operator each unsold device-round at b_c * h.
+        # W = the agents' values of what they hold + the reserves of the unsold device-rounds; 0 <= p_i <= v_i.
+        h = instance.round_hours
         value = defaultdict(float)
         for rec in result.allocation:
             edge = edges.get((rec.get("agent"), rec.get("pool")))
             if edge is not None and isinstance(rec.get("round"), int) and 0 <= rec["round"] < instance.rounds:
-                bid = edge.bid if edge.bid is not None else edge.utility_in(rec["round"])
-                value[edge.agent] += bid * rec["amount"]
+                worth = edge.bid * h if edge.bid is not None else edge.utility_in(rec["round"])
+                value[edge.agent] += worth * rec["amount"]
         sold = defaultdict(float)
         for (pool_id, _), load in pool_load.items():
             sold[pool_id] += load
-        objective = sum(value.values()) + sum(p.base_price * (p.count * instance.rounds - sold[p.id]) for p in instance.pools)
+        objective = sum(value.values()) + sum(p.base_price * h * (p.count * instance.rounds - sold[p.id]) for p in instance.pools)
         if result.objective is None or not _close(result.objective, objective, tol):
             problems.append(f"objective: reported {result.objective!r}, recomputed welfare with reserves {objective!r}")
         for agent in instance.agents:
@@ -199,7 +211,7 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
                 problems.append(f"pool {pool_id!r} round {rnd}: {load:g} of resource {kind!r} used of {pools[pool_id].capacity_vector.get(kind, 0.0):g}")
         values = []
         for agent in instance.agents:
-            window = range(agent.arrival, rounds if agent.deadline is None else agent.deadline + 1)
+            window = range(agent.arrival, _last_round(agent, rounds) + 1)
             task = agent.task_vector
             need = {k: v for k, v in task.items() if v > 0}
             if result.method == "maxmin":

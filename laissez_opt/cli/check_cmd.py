@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import click
 
-from ..errors import InputError
 
 MAX_ROWS = 40
 

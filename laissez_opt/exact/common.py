@@ -66,13 +66,16 @@ class AllocationColumns:
 
 
 def _active_upper(instance: Instance, agent: np.ndarray, round_: np.ndarray) -> np.ndarray | None:
-    """Which columns lie inside their agent's arrival..deadline window; None when all do."""
-    last = instance.rounds - 1
-    if not any(a.arrival > 0 or (a.deadline is not None and a.deadline < last) for a in instance.agents):
+    """Which columns lie inside their agent's arrival..deadline window; None when all do.
+
+    The window ends at :attr:`Instance.last_rounds` (the deadline clamped to the
+    horizon), so a deadline at or after the last round masks nothing.
+    """
+    last = instance.last_rounds
+    if not any(a.arrival > 0 for a in instance.agents) and bool(np.all(last == instance.rounds - 1)):
         return None
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
-    deadline = np.array([last if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
-    return (round_ >= arrival[agent]) & (round_ <= deadline[agent])
+    return (round_ >= arrival[agent]) & (round_ <= last[agent])
 
 
 def allocation_size(instance: Instance, options: dict | None = None, *, extra_variables: float = 0,

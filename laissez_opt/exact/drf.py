@@ -147,7 +147,7 @@ def build_drf(
         fit = np.where(need, R[pool] / np.where(need, D[agent], 1.0), np.inf)
     upper = np.minimum(fit.min(axis=1, initial=np.inf), instance.demands[agent])
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
-    deadline = np.array([rounds - 1 if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
+    deadline = instance.last_rounds
     upper = np.where((round_ >= arrival[agent]) & (round_ <= deadline[agent]), upper, 0.0)
     upper = np.where(np.isfinite(upper), upper, 0.0)  # a task needing nothing is rejected by the instance checks
     block = model.add_variables(

@@ -97,7 +97,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import NoSolutionError
-from ..limits import SizeEstimate
+from ..limits import SizeEstimate, remaining
 from ..method_spec import Option
 from ..modeling import LinearModel, solve_model
 from ..modeling.linear import ConstraintBlock, VariableBlock
@@ -345,8 +345,14 @@ class _ModelSession:
     def set_objective(self, vector: np.ndarray) -> None:
         self.model.objective[:] = vector
 
+    def set_start(self, values: np.ndarray) -> None:
+        """A feasible column vector the next solve may start from (a MIP start where the route takes one)."""
+        self.start = values
+
     def solve(self, time_limit: float | None) -> _Run:
-        sol = solve_model(self.model, solver=self.solver, via=self.via, time_limit=time_limit, **self.options)
+        start, self.start = getattr(self, "start", None), None
+        sol = solve_model(self.model, solver=self.solver, via=self.via, time_limit=time_limit, start=start,
+                          **self.options)
         self.build_s += sol.build_s
         return _Run(sol.status, sol.values, sol.objective, sol.bound, None, sol.solve_s, sol.solver_status, sol.route)
 
@@ -408,6 +414,11 @@ class _HighsSession(_ModelSession):
         super().set_objective(vector)
         cols = np.arange(self.model.n_cols, dtype=np.int32)
         self.h.changeColsCost(cols.size, cols, np.ascontiguousarray(vector, dtype=np.float64))
+
+    def set_start(self, values: np.ndarray) -> None:
+        if self.integral:
+            cols = np.arange(values.size, dtype=np.int32)
+            self.h.setSolution(values.size, cols, np.ascontiguousarray(values, dtype=np.float64))
 
     def solve(self, time_limit) -> _Run:
         hs = self.highspy
@@ -483,6 +494,7 @@ def solve_leximin(
     model: LinearModel,
     plan: LeximinPlan,
     *,
+    max_served: float | None = None,
     solver: str = "highs",
     via: str = "direct",
     time_limit: float | None = None,
@@ -513,12 +525,14 @@ def solve_leximin(
             extra["backend"] = backend
         session = _ModelSession(model, solver, via, extra)
         freeze = "probe"
-    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+    # What is left of the run's limit (building counted), or the given limit outside lo.solve.
+    time_limit = remaining(time_limit)
+    deadline = None if time_limit is None else time.perf_counter() + max(float(time_limit), 0.0)
     if plan.fractional:
         outcome = _waterfill(session, plan, deadline, freeze)
         outcome.extra["freeze"] = freeze
         return outcome
-    return _ordered_outcomes(session, plan, deadline)
+    return _ordered_outcomes(session, plan, deadline, max_served)
 
 
 def _remaining(deadline):
@@ -672,31 +686,192 @@ def _probe(session, plan: LeximinPlan, undecided, tstar, above, row_of, objectiv
     return stuck, times
 
 
-def _ordered_outcomes(session: _ModelSession, plan: LeximinPlan, deadline) -> LeximinOutcome:
+def _allocation_blocks(model: LinearModel, plan: LeximinPlan) -> list[ConstraintBlock]:
+    """The constraint blocks that touch only the allocation block (capacity, demand, ...)."""
+    lo, hi = plan.block.start, plan.block.start + plan.block.size
+    return [c for c in model.constraints.values() if c.cols.size and c.cols.min() >= lo and c.cols.max() < hi]
+
+
+def relaxed_first_level(model: LinearModel, plan: LeximinPlan, *, time_limit: float | None = None,
+                        solver: str = "highs") -> tuple[float | None, np.ndarray | None]:
+    """``max t`` s.t. ``v_i(x) >= t`` for every agent taking part, ``x`` fractional and feasible.
+
+    Over the allocation constraints of ``model`` only (the blocks that touch
+    nothing but the allocation), so it is the first level of the fractional
+    leximin: an upper bound on the smallest value of any integral allocation.
+    Returns ``(t*, x*)`` (the block's values), or ``(None, None)`` if the LP did
+    not finish.
+    """
+    from ..errors import NoSolutionError as _NoSolution
+
+    lp = LinearModel(f"{model.name}-first-level", sense="max")
+    x = lp.add_variables("x", plan.block.size, lower=plan.block.lower.copy(), upper=plan.block.upper.copy())
+    for c in _allocation_blocks(model, plan):
+        lp.add_constraints(c.name, rows=c.rows, cols=c.cols - plan.block.start + x.start, coefs=c.coefs,
+                           lower=c.lower, upper=c.upper, n_rows=c.size)
+    K = plan.rows_agent.size
+    t = lp.add_variables("t", 1, lower=0.0, upper=np.inf)
+    row_of = np.full(plan.n_agents, -1, dtype=np.int64)
+    row_of[plan.rows_agent] = np.arange(K)
+    use = np.flatnonzero((plan.coef > 0) & plan.included[plan.agent] & (plan.block.upper > 0))
+    lp.add_constraints("level", rows=np.concatenate([row_of[plan.agent[use]], np.arange(K)]),
+                       cols=np.concatenate([x.columns(use), np.full(K, t.start)]),
+                       coefs=np.concatenate([plan.coef[use], -np.ones(K)]), lower=0.0, n_rows=K)
+    lp.set_objective(t, np.ones(1))
+    try:
+        sol = solve_model(lp, solver=solver if solver in ("highs", "ortools") else "highs", time_limit=time_limit)
+    except _NoSolution:
+        return None, None
+    if sol.status != "optimal":
+        return None, None
+    return float(sol.values[t.start]), sol.values[x.slice]
+
+
+def packing_start(model: LinearModel, plan: LeximinPlan, base: np.ndarray | None = None) -> np.ndarray:
+    """A feasible integral allocation that raises the smallest value greedily (a MIP start).
+
+    From ``base`` (rounded down; zero when absent), repeatedly give one more unit
+    to the agent with the smallest value ``v_i`` that can take one: its column
+    with the largest ``a_{i,c,r}`` whose unit keeps every allocation row within
+    its upper bound (the rows are packing rows: nonnegative coefficients).  An
+    agent that can take nothing more leaves; ties go to the lowest agent index.
+    ``O(units log n + E)`` with one pointer per agent into its sorted columns.
+    """
+    import heapq
+
+    size = plan.block.size
+    upper = np.floor(plan.block.upper + 1e-9)
+    x = np.zeros(size) if base is None else np.minimum(np.floor(np.asarray(base, float) + 1e-9), upper)
+    x = np.maximum(x, 0.0)
+    blocks = _allocation_blocks(model, plan)
+    # Row activity and slack over all allocation rows, one global row index per block row.
+    offsets, total = [], 0
+    for c in blocks:
+        offsets.append(total)
+        total += c.size
+    slack = np.full(total, np.inf)
+    col_rows: list[list[tuple[int, float]]] = [[] for _ in range(size)]
+    activity = np.zeros(total)
+    for c, off in zip(blocks, offsets):
+        local = c.cols - plan.block.start
+        np.add.at(activity, off + c.rows, c.coefs * x[local])
+        slack[off:off + c.size] = c.upper
+        for r, j, a in zip((off + c.rows).tolist(), local.tolist(), c.coefs.tolist()):
+            if a > 0:
+                col_rows[j].append((r, a))
+    slack = slack - activity
+    if np.any(slack < -1e-9):  # the rounded base breaks a row: start from nothing
+        return packing_start(model, plan, None)
+    values = plan.values(x)
+    order = np.lexsort((-plan.coef, plan.agent))
+    order = order[(plan.coef[order] > 0) & (upper[order] > 0)]
+    starts = np.searchsorted(plan.agent[order], np.arange(plan.n_agents + 1))
+    pointer = starts[:-1].copy()
+    heap = [(float(values[i]), int(i)) for i in plan.rows_agent.tolist()]
+    heapq.heapify(heap)
+    while heap:
+        value, i = heapq.heappop(heap)
+        placed = False
+        while pointer[i] < starts[i + 1]:
+            j = int(order[pointer[i]])
+            if x[j] + 1 <= upper[j] and all(slack[r] >= a - 1e-9 for r, a in col_rows[j]):
+                x[j] += 1
+                for r, a in col_rows[j]:
+                    slack[r] -= a
+                heapq.heappush(heap, (value + float(plan.coef[j]), i))
+                placed = True
+                break
+            pointer[i] += 1  # full column or row: never usable again (slack only shrinks)
+        if not placed:
+            continue
+    return x
+
+
+def _sum_smallest(plan: LeximinPlan, block_values: np.ndarray, count: int) -> float:
+    """``theta``: the sum of the ``count`` smallest values ``v_i`` over the agents taking part."""
+    ranked = np.sort(plan.values(block_values)[plan.rows_agent])
+    return float(ranked[:count].sum())
+
+
+def _start_vector(model: LinearModel, plan: LeximinPlan, block_values: np.ndarray, k: int) -> np.ndarray:
+    """Step ``k``'s full column vector for an allocation: ``r_k`` its ``(k+1)``-th smallest value, ``d_k`` the shortfalls.
+
+    The objective ``(k+1) r_k - sum_j d_{k,j}`` is then the sum of its ``k+1``
+    smallest values; earlier steps' columns stay 0, which satisfies their rows
+    whenever their ``theta_h*`` are 0 (the steps skipped as proven 0).
+    """
+    full = np.zeros(model.n_cols)
+    full[plan.block.slice] = block_values
+    K = plan.rows_agent.size
+    values = plan.values(block_values)[plan.rows_agent]
+    r_k = float(np.sort(values)[k])
+    full[plan.r.start + k] = r_k
+    full[plan.d.start + k * K: plan.d.start + (k + 1) * K] = np.maximum(0.0, r_k - values)
+    return full
+
+
+def _ordered_outcomes(session: _ModelSession, plan: LeximinPlan, deadline, max_served: float | None = None
+                      ) -> LeximinOutcome:
+    """Steps ``k = 1..K`` of the ordered outcomes; see the module docstring.
+
+    ``max_served`` bounds how many agents can have a positive value at once (for
+    whole devices: the devices of all rounds); with ``K`` agents taking part, the
+    first ``K - max_served`` values are 0 in every allocation, so those steps are
+    settled (``theta_k = 0``) without a solve.  Before the first solved step, the
+    fractional first level gives a bound and, rounded down and filled greedily
+    (:func:`packing_start`), an incumbent that is also the MIP start, so a
+    stopped search always returns an allocation with a meaningful bound.
+    """
     model = session.model
     K = plan.rows_agent.size
     if K == 0:
         return _empty(plan, session, "no agent can get a positive value; all are fixed at 0")
     times: list[float] = []
-    thetas: list[float] = []
     last: _Run | None = None
     status, message, bound = "optimal", "", None
-    for k in range(K):
+    k0 = int(max(0, K - max_served)) if max_served is not None and max_served < K else 0
+    thetas: list[float] = [0.0] * k0
+    if k0:
+        bound = 0.0  # the smallest value is 0 in every allocation: proven without a solve
+        message = f"steps 1..{k0} settled at 0: at most {int(max_served)} of {K} agents can be served at once"
+    t0 = time.perf_counter()
+    relaxed, relaxed_x = (None, None) if k0 else relaxed_first_level(
+        model, plan, time_limit=_remaining(deadline), solver=getattr(session, "solver", "highs"))
+    start_block = packing_start(model, plan, relaxed_x)
+    start_full = _start_vector(model, plan, start_block, k0)
+    start_theta = _sum_smallest(plan, start_block, k0 + 1)
+    start_s = time.perf_counter() - t0
+    session.set_start(start_full)
+    for k in range(k0, K):
         session.set_bounds(plan.r, k, 0.0, np.inf)
         session.set_bounds(plan.d, np.arange(k * K, (k + 1) * K), 0.0, np.inf)
         objective = np.zeros(model.n_cols)
         objective[plan.r.start + k] = k + 1.0
         objective[plan.d.start + k * K : plan.d.start + (k + 1) * K] = -1.0
         session.set_objective(objective)
-        run = session.solve(_remaining(deadline))
+        try:
+            run = session.solve(_remaining(deadline))
+        except NoSolutionError as exc:  # stopped before any solution of its own: the start stands
+            run = _Run("time_limit", None, None, None, None, 0.0, str(exc), "highspy-mip")
         times.append(run.solve_s)
         if run.status == "infeasible":
             raise NoSolutionError(f"ordered-outcome step {k + 1} reported infeasible ({run.text}); a numerical failure")
         if run.status != "optimal":
             status = run.status
-            message = f"stopped at ordered-outcome step {k + 1} of {K}: {run.text}"
+            message = "; ".join(filter(None, [message, f"stopped at ordered-outcome step {k + 1} of {K}: {run.text}"]))
             if k == 0:
-                bound = run.bound  # step 1 maximises the smallest value: its dual bound bounds the objective
+                # Step 1 maximises the smallest value: its dual bound, and the fractional first level, bound it.
+                finite = [b for b in (run.bound, relaxed) if b is not None and np.isfinite(b)]
+                bound = min(finite) if finite else None
+            if k == k0:
+                found = -np.inf
+                if run.values is not None:
+                    found = _sum_smallest(plan, np.round(run.values[plan.block.slice]), k + 1)
+                if found < start_theta:
+                    run = _Run(run.status, start_full, start_theta, run.bound, None, 0.0, run.text,
+                               run.route + " (incumbent: greedy start)")
+                    message += "; the incumbent is the greedy start" + (
+                        " from the rounded fractional first level" if relaxed_x is not None else "")
             if run.values is not None:
                 last = run
             break
@@ -704,8 +879,7 @@ def _ordered_outcomes(session: _ModelSession, plan: LeximinPlan, deadline) -> Le
         # theta_k of the rounded allocation, not the solver's objective: the MIP may lift r_k
         # within its feasibility tolerance, and fixing that would cut off the true optimum.
         block = run.values[plan.block.slice]
-        ranked = np.sort(plan.values(np.round(block) if plan.block.integer else block)[plan.rows_agent])
-        theta = float(ranked[: k + 1].sum())
+        theta = _sum_smallest(plan, np.round(block) if plan.block.integer else block, k + 1)
         if k == 0:
             bound = run.bound
         thetas.append(theta)
@@ -721,4 +895,5 @@ def _ordered_outcomes(session: _ModelSession, plan: LeximinPlan, deadline) -> Le
         session.build_s,
         (last.route if last else "") + f" (leximin by ordered outcomes: {len(times)} MILPs)",
         last.text if last else "", bound, message,
+        extra={"start_s": start_s, "relaxed_first_level": relaxed, "steps_settled_at_zero": k0},
     )

@@ -59,7 +59,7 @@ from ..errors import InputError
 from ..instance import Instance
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel
-from ..modeling.solution import Solution
+from ..modeling.solution import Solution, relative_gap
 from ..result import Result
 from ..shares import equal_share_utilities
 from .common import AllocationColumns, add_allocation, allocation_result
@@ -151,7 +151,11 @@ def leximin_result(
         result.bound, result.gap = objective, 0.0
     elif outcome.bound is not None:
         result.bound = float(outcome.bound)
-        result.gap = abs(result.bound - objective) / max(abs(objective), 1e-10)
+        result.gap = relative_gap(objective, result.bound)
+        if result.gap is None:
+            result.message = (result.message + "; " if result.message else "") + (
+                f"relative gap undefined: the incumbent's smallest value is {objective:g} "
+                f"and the bound {result.bound:g} (absolute gap {result.bound - objective:g})")
     ids = [a.id for a in instance.agents]
     result.details = {
         **details,
@@ -192,8 +196,10 @@ def solve_maxmin(
     start = time.perf_counter()
     model, plan = build_maxmin(instance, fractional=fractional, normalizer=normalizer)
     declare_s = time.perf_counter() - start
+    # Whole devices: at most the devices of all rounds can serve distinct agents.
+    served = None if fractional else float(instance.counts.sum()) * instance.rounds
     outcome = solve_leximin(
-        model, plan, solver=solver, via=via, time_limit=time_limit, freeze=freeze,
+        model, plan, max_served=served, solver=solver, via=via, time_limit=time_limit, freeze=freeze,
         threads=threads, mip_gap=mip_gap, backend=backend, verbose=verbose,
     )
     params = {"time_limit": time_limit, "fractional": fractional, "via": via, "normalizer": normalizer}

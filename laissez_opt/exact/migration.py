@@ -69,7 +69,7 @@ import math
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, NoSolutionError
 from ..instance import Instance
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, solve_model
@@ -99,17 +99,56 @@ def job_work(instance: Instance) -> np.ndarray:
     return np.array([1.0 if a.work is None else float(a.work) for a in instance.agents])
 
 
-def _last_rounds(instance: Instance) -> np.ndarray:
-    return np.array([instance.rounds - 1 if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
+#: Completion tolerance: a job whose progress reaches ``W_i - COMPLETION_TOL max(1, W_i)`` has completed.
+COMPLETION_TOL = 1e-6
 
 
-def _row_scale(values: np.ndarray) -> float:
-    """Least ``10**k`` (``k <= 6``) making every value an integer; 1 if none does."""
+def completion_threshold(work: np.ndarray | float) -> np.ndarray | float:
+    """``theta_i = W_i - 1e-6 max(1, W_i)``: the progress at which a job counts as complete.
+
+    The one definition of completion in this model: the ``complete`` row,
+    :func:`replay` and :func:`obstacles` all compare progress with it, so the
+    model never demands more work than the replay credits (a stricter row
+    would let a solver prove optimal a schedule worse than the true optimum).
+    The baselines (``fcfs_static``, ``myopic``) and the verifier apply the same
+    ``1e-6 max(1, W_i)``.
+    """
+    return work - COMPLETION_TOL * np.maximum(1.0, work)
+
+
+def _row_scale(values: np.ndarray) -> float | None:
+    """Least ``10**k`` (``k <= 6``) making every value an integer up to floating-point noise; None if none does.
+
+    The noise allowed (``1e-12`` relative) is what representing a decimal in
+    binary and multiplying it by ``10**k`` leaves; anything larger is data the
+    scaled row would change, so such a row is left unscaled.
+    """
     for k in range(7):
         scaled = values * 10.0**k
-        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, np.abs(scaled))):
+        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1.0, np.abs(scaled))):
             return 10.0**k
-    return 1.0
+    return None
+
+
+def _completion_rows(progress: np.ndarray, mu: float, work: float) -> tuple[np.ndarray, float, float]:
+    """One job's ``complete`` row coefficients: ``(progress, mu, theta)`` as the row holds them.
+
+    The row reads ``sum u s z - mu sum m - theta f[D] >= 0`` with ``theta`` the
+    completion threshold.  When one power of ten turns ``u s``, ``mu`` and
+    ``W`` into integers, the row is stored in those integers: the left-hand
+    side then only takes integer values, so ``theta`` may be rounded up to
+    ``ceil(10**k theta)`` without changing which schedules satisfy it, and the
+    row is exact for an integer solver (CP-SAT).  Otherwise the row keeps the
+    data as given (``scale`` 1).
+    """
+    theta = float(completion_threshold(work))
+    scale = _row_scale(np.concatenate([progress, [mu, work]]))
+    if scale is None:
+        return progress, mu, theta
+    level = scale * theta
+    # level is an integer minus a fraction; ceil of it, with float noise on an exact integer ignored.
+    need = math.ceil(level - 1e-9 * max(1.0, abs(level)))
+    return np.round(progress * scale), round(mu * scale), float(need)
 
 
 #: Options shared by ``migration`` and ``migration_free``.
@@ -139,7 +178,7 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
     objective = _check_objective(objective)
     n, R, E = instance.n_agents, instance.rounds, instance.n_edges
     ea, ep = instance.edge_agent, instance.edge_pool
-    sizes, work, last = job_sizes(instance), job_work(instance), _last_rounds(instance)
+    sizes, work, last = job_sizes(instance), job_work(instance), instance.last_rounds
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
     mu = np.array([a.migration_cost for a in instance.agents], dtype=np.float64)
     rr = np.arange(R)
@@ -234,17 +273,20 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
                           cols=np.concatenate([ac(m, ea[le], lr), zc(le, lr), yc(le, lr - 1)]),
                           coefs=ones(3 * lrow.size), upper=2.0, n_rows=E * K,
                           description="m[i,r] + z[i,c,r] + y[i,c,r-1] <= 2  (r >= 1)")
-    # complete: sum u s z - mu sum m - W f[last] >= 0, each row scaled to integers where a small power of ten does it.
+    # complete: sum u s z - mu sum m - theta f[D] >= 0 per job, in integers where a small power of ten makes it so.
     progress = instance.edge_utility.reshape(-1) * sizes[er_agent]
-    scale = np.array([
-        _row_scale(np.concatenate([progress[er_agent == i], [mu[i], work[i]]])) for i in range(n)
-    ])
+    row_progress = np.empty(E * R)
+    row_mu, row_theta = np.empty(n), np.empty(n)
+    for i in range(n):
+        mine = er_agent == i
+        row_progress[mine], row_mu[i], row_theta[i] = _completion_rows(progress[mine], float(mu[i]), float(work[i]))
     model.add_constraints(
         "complete",
         rows=np.concatenate([er_agent, np.repeat(np.arange(n), R), np.arange(n)]),
         cols=np.concatenate([z.start + e_r, m.start + a_r, ac(f, np.arange(n), last)]),
-        coefs=np.concatenate([progress * scale[er_agent], -np.repeat(mu * scale, R), -work * scale]),
-        lower=0.0, n_rows=n, description="sum_{c,r} u[i,c,r] s_i z[i,c,r] - mu_i sum_r m[i,r] >= W_i f[i,D_i]",
+        coefs=np.concatenate([row_progress, -np.repeat(row_mu, R), -row_theta]),
+        lower=0.0, n_rows=n,
+        description="sum_{c,r} u[i,c,r] s_i z[i,c,r] - mu_i sum_r m[i,r] >= theta_i f[i,D_i], theta_i = W_i - 1e-6 max(1, W_i)",
     )
     model.add_constraints("monotone", rows=np.concatenate([arow, arow]),
                           cols=np.concatenate([ac(f, ai, ar), ac(f, ai, ar - 1)]),
@@ -266,7 +308,7 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
     return model, columns
 
 
-def replay(instance: Instance, chosen: np.ndarray, *, tol: float = 1e-6) -> tuple[np.ndarray, list[dict]]:
+def replay(instance: Instance, chosen: np.ndarray, *, tol: float = COMPLETION_TOL) -> tuple[np.ndarray, list[dict]]:
     """Replay a schedule: ``chosen[i, r]`` is the edge job ``i`` runs on in round ``r`` (-1: idle).
 
     Returns the schedule with every round after the job's completion dropped,
@@ -300,7 +342,7 @@ def replay(instance: Instance, chosen: np.ndarray, *, tol: float = 1e-6) -> tupl
 
 def objective_value(instance: Instance, stats: list[dict], objective: str) -> float | None:
     """The objective of replayed ``stats``; None when ``completion``/``cost`` leave a job unfinished."""
-    last = _last_rounds(instance)
+    last = instance.last_rounds
     if objective == "work":
         return float(sum(a.weight * s["work"] for a, s, d in zip(instance.agents, stats, last)
                          if s["completion_round"] is not None and s["completion_round"] <= d))
@@ -350,7 +392,7 @@ def obstacles(instance: Instance, objective: str) -> list[str]:
     """Jobs that cannot finish by their deadline even alone (``completion`` and ``cost`` need all to finish)."""
     if objective == "work":
         return []
-    sizes, work, last = job_sizes(instance), job_work(instance), _last_rounds(instance)
+    sizes, work, last = job_sizes(instance), job_work(instance), instance.last_rounds
     best = np.zeros((instance.n_agents, instance.rounds))
     fits = sizes[instance.edge_agent] <= instance.counts[instance.edge_pool]
     for e in np.flatnonzero(fits).tolist():
@@ -359,7 +401,7 @@ def obstacles(instance: Instance, objective: str) -> list[str]:
     out = []
     for i, agent in enumerate(instance.agents):
         most = float(best[i, agent.arrival : last[i] + 1].sum())
-        if most < work[i] - 1e-6 * max(1.0, work[i]):
+        if most < completion_threshold(work[i]):
             out.append(f"job {agent.id!r} can do at most {most:g} of its work {work[i]:g} by round {last[i]}, even alone")
     return out
 
@@ -404,16 +446,33 @@ def solve_migration(
     edges, rounds = np.nonzero(runs)
     chosen[instance.edge_agent[edges], rounds] = edges
     kept, stats = replay(instance, chosen)
-    result = schedule_result(instance, method, kept, stats, objective, status=solution.status, params=params,
-                             message=solution.message, **common)
+    status, message = solution.status, solution.message
+    value = objective_value(instance, stats, objective)
+    if value is None:
+        # Only a solver's feasibility tolerance lets a schedule pass the complete row yet fall short in the replay.
+        short = [a.id for a, s, d in zip(instance.agents, stats, instance.last_rounds.tolist())
+                 if s["completion_round"] is None or s["completion_round"] > d]
+        raise NoSolutionError(
+            f"{solution.route} returned a schedule in which jobs {', '.join(map(repr, short))} fall short of their "
+            f"work by less than the solver's feasibility tolerance; no schedule meeting every deadline was verified")
+    if status == "optimal" and _worse(value, solution.objective, objective):
+        # The solver proved its own value; the replayed schedule is worth less (a row met only within the
+        # solver's tolerance), so optimality of what is returned is not proven.
+        status = "feasible"
+        message = (message + "; " if message else "") + (
+            f"the solver's optimum {solution.objective!r} replays to {value!r} (a completion met only within "
+            "the solver's feasibility tolerance); not proven optimal")
+    result = schedule_result(instance, method, kept, stats, objective, status=status, params=params,
+                             message=message, **common)
     result.bound = solution.bound
     result.gap = relative_gap(result.objective, solution.bound)
-    if result.status == "optimal" and (result.gap is None or result.gap > 1e-6):
-        # CP-SAT proves optimality but leaves its bound stale when presolve fixes a floating objective.
-        result.message = (result.message + "; " if result.message else "") + (
-            f"solver proved optimality but reported bound {solution.bound!r}; bound set to the objective")
-        result.bound, result.gap = result.objective, 0.0
     return result
+
+
+def _worse(value: float, reference: float, objective: str) -> bool:
+    """Whether ``value`` is worse than ``reference`` beyond floating-point noise (``work`` is maximised)."""
+    noise = 1e-9 * max(1.0, abs(reference))
+    return value < reference - noise if objective == "work" else value > reference + noise
 
 
 METHOD = Method(

@@ -80,8 +80,9 @@ def placement_obstacles(instance: Instance) -> list[str]:
     import networkx as nx
 
     # Agents compete only with those present in the same round.
+    last = instance.last_rounds.tolist()
     for r in range(instance.rounds):
-        present = [i for i in required if _active(instance.agents[i], r, instance.rounds)]
+        present = [i for i in required if instance.agents[i].arrival <= r <= last[i]]
         graph = nx.Graph()
         for i in present:
             graph.add_node(("a", i))
@@ -100,11 +101,6 @@ def placement_obstacles(instance: Instance) -> list[str]:
         if reasons:
             break
     return reasons
-
-
-def _active(agent, r: int, rounds: int) -> bool:
-    last = rounds - 1 if agent.deadline is None else agent.deadline
-    return agent.arrival <= r <= last
 
 
 def build_min_cost(instance: Instance, **_ignored):
@@ -132,7 +128,7 @@ def build_min_cost(instance: Instance, **_ignored):
     )
     # One capacity row per pool and round: agents whose stays do not overlap share devices.
     arrival = np.array([a.arrival for a in instance.agents])
-    last = np.array([instance.rounds - 1 if a.deadline is None else a.deadline for a in instance.agents])
+    last = instance.last_rounds
     rounds = np.arange(instance.rounds)
     present = (arrival[agent][:, None] <= rounds) & (rounds <= last[agent][:, None])  # (columns, R)
     col_index, round_index = np.nonzero(present)
@@ -176,9 +172,8 @@ def solve_min_cost(
     amounts = np.zeros((instance.n_edges, instance.rounds))
     sizes = _sizes(instance)
     for e in chosen.tolist():
-        agent = instance.agents[instance.edge_agent[e]]
-        last = instance.rounds - 1 if agent.deadline is None else agent.deadline
-        amounts[e, agent.arrival : last + 1] = sizes[instance.edge_agent[e]]
+        i = int(instance.edge_agent[e])
+        amounts[e, instance.agents[i].arrival : int(instance.last_rounds[i]) + 1] = sizes[i]
     utilities = edge_utilities(instance, amounts)
     return Result(
         status=solution.status, objective=solution.objective, bound=solution.bound, gap=solution.gap,

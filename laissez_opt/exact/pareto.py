@@ -229,7 +229,7 @@ def _records_check(instance: Instance, records: list[dict], *, integral: bool, t
         if integral and abs(amount - round(amount)) > tol:
             problems.append(f"record {k}: fractional amount {amount!r} in an integral allocation")
         agent = agents[agent_id]
-        last = instance.rounds - 1 if agent.deadline is None else agent.deadline
+        last = int(instance.last_rounds[instance.agent_index[agent_id]])
         if amount > tol and not agent.arrival <= rnd <= last:
             problems.append(f"record {k}: agent {agent_id!r} holds a device in round {rnd}, outside {agent.arrival}..{last}")
         pool_load[(pool_id, rnd)] = pool_load.get((pool_id, rnd), 0.0) + amount

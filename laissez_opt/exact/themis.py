@@ -85,6 +85,7 @@ import numpy as np
 
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
+from ..limits import remaining
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import Solution
@@ -772,7 +773,8 @@ def _integral_search(log, oracle, data, instance, lo, hi, best, *, tol, clock, m
 
 class _Clock:
     def __init__(self, time_limit):
-        self.start, self.limit = time.perf_counter(), time_limit
+        # Inside lo.solve the run's deadline also counts the time spent before this point.
+        self.start, self.limit = time.perf_counter(), remaining(time_limit)
 
     def left(self):
         if self.limit is None:

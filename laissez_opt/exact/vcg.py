@@ -1,20 +1,23 @@
 """VCG: welfare-maximising allocation with reserve prices and Clarke pivot payments, ``models.md`` item 5.
 
-Agent ``i`` values one device of pool ``c`` in round ``r`` at ``v_{i,c,r}``
-money per device-hour: the edge's ``bid`` (the same in every round) when the
-instance gives one, otherwise its utility ``u_{i,c,r}``.  The operator values
-each device of pool ``c`` it keeps at the base (reserve) price ``b_c``.  The
-welfare of a feasible allocation ``x`` (shared constraints ``capacity`` and
-``demand`` of :mod:`laissez_opt.exact.common`) is the agents' values plus the
-operator's reserve value of the unsold devices:
+Every value is money per device-round (a round lasts ``h`` = ``round_hours``
+hours).  Agent ``i`` values one device of pool ``c`` in round ``r`` at
+``v_{i,c,r}``: ``bid_{i,c} h`` when the edge states a bid (a bid is a price
+per device-hour, the same in every round), otherwise its utility ``u_{i,c,r}``
+(the value of one device for that round).  The operator values each device of
+pool ``c`` it keeps for a round at its reserve ``beta_c = b_c h`` (the base
+price ``b_c`` is per device-hour).  The welfare of a feasible allocation ``x``
+(shared constraints ``capacity`` and ``demand`` of
+:mod:`laissez_opt.exact.common`) is the agents' values plus the operator's
+reserve value of the unsold device-rounds:
 
 .. math::
 
     W(x) = \\sum_{i,c,r} v_{i,c,r} x_{i,c,r}
-           + \\sum_{c,r} b_c \\Big(k_c - \\sum_i x_{i,c,r}\\Big)
-         = \\sum_{i,c,r} (v_{i,c,r} - b_c)\\, x_{i,c,r} + R \\sum_c b_c k_c .
+           + \\sum_{c,r} \\beta_c \\Big(k_c - \\sum_i x_{i,c,r}\\Big)
+         = \\sum_{i,c,r} (v_{i,c,r} - \\beta_c)\\, x_{i,c,r} + R \\sum_c \\beta_c k_c .
 
-``x*`` maximises ``W``; an edge with ``v_{i,c,r} <= b_c`` is fixed to 0 (the
+``x*`` maximises ``W``; an edge with ``v_{i,c,r} <= beta_c`` is fixed to 0 (the
 operator keeps the device; this never changes ``W* = W(x*)``).  ``W*_{-i}``
 is the same maximum with agent ``i``'s columns fixed to 0, and agent ``i``
 pays the Clarke pivot
@@ -42,8 +45,8 @@ Guarantees (proofs in ``models/vcg.md``): truthful bidding is a dominant
 strategy; ``0 <= p_i <= v_i(x*)`` (individually rational, no positive
 transfers); with one device this is the second-price (Vickrey) auction with
 reserve.  Money is quasi-linear, so the agents' weights ``w_i`` play no part.
-Values are money per device-hour and are summed over rounds (``round_hours``
-is not applied): with one round, payments are prices per hour.
+Payments are money for the whole horizon; with one round of one hour (the
+HotOS'25 example) they are prices per device-hour.
 
 References: Vickrey (1961), Clarke (1971), Groves (1973); Leonard (1983) for
 the assignment game; HotOS'25 LaissezCloud paper (seed 000), section 5, for
@@ -69,12 +72,13 @@ import numpy as np
 
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
+from ..limits import remaining
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, Solution, solve_model
 from ..result import Result
 from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
 
-__all__ = ["vcg_values", "build_vcg", "ExchangeGraph", "solve_vcg"]
+__all__ = ["vcg_values", "vcg_reserves", "build_vcg", "ExchangeGraph", "solve_vcg"]
 
 # Worst last: the status of the whole mechanism is the worst of its n + 1 solves.
 _STATUS_RANK = {"optimal": 0, "feasible": 1, "time_limit": 2}
@@ -82,29 +86,49 @@ _INTEGRAL_TOL = 1e-9
 
 
 def vcg_values(instance: Instance) -> np.ndarray:
-    """``v_{i,c,r}`` per edge and round, shape ``(E, R)``: the bid in every round, else ``u_{i,c,r}``.
+    """``v_{i,c,r}`` in money per device-round, shape ``(E, R)``: ``bid h`` in every round, else ``u_{i,c,r}``.
+
+    A bid is a price per device-hour (the instance format's unit), so a round
+    of ``h`` hours is worth ``bid h``; an edge without a bid is valued at its
+    utility, which is already the value of one device for one round.
 
     >>> import laissez_opt as lo
     >>> inst = lo.Instance(pools=[lo.Pool("P")], agents=[lo.Agent("A"), lo.Agent("B")],
     ...                    edges=[lo.Edge("A", "P", (1.0, 2.0), bid=0.5), lo.Edge("B", "P", (3.0, 4.0))],
-    ...                    rounds=2)
+    ...                    rounds=2, round_hours=2.0)
     >>> vcg_values(inst).tolist()
-    [[0.5, 0.5], [3.0, 4.0]]
+    [[1.0, 1.0], [3.0, 4.0]]
     """
     has_bid = np.array([e.bid is not None for e in instance.edges], dtype=bool)
-    bids = np.repeat(instance.edge_bid[:, None], instance.rounds, axis=1)
+    bids = np.repeat(instance.edge_bid[:, None] * instance.round_hours, instance.rounds, axis=1)
     return np.where(has_bid[:, None], bids, instance.edge_utility)
+
+
+def vcg_reserves(instance: Instance) -> np.ndarray:
+    """``beta_c = b_c h`` per pool, shape ``(m,)``: the operator's value of keeping one device for a round.
+
+    The base price ``b_c`` is money per device-hour; values are per
+    device-round (:func:`vcg_values`), so the reserve is taken for the same
+    ``h`` hours.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance(pools=[lo.Pool("P", base_price=0.5)], agents=[lo.Agent("A")],
+    ...                    edges=[lo.Edge("A", "P", 0.75)], round_hours=2.0)
+    >>> vcg_reserves(inst).tolist()
+    [1.0]
+    """
+    return instance.base_prices * instance.round_hours
 
 
 def build_vcg(
     instance: Instance, *, fractional: bool = False, values: np.ndarray | None = None
 ) -> tuple[LinearModel, AllocationColumns]:
-    """Declare ``max_x W(x) = sum (v_{i,c,r} - b_c) x_{i,c,r} + R sum_c b_c k_c``.
+    """Declare ``max_x W(x) = sum (v_{i,c,r} - beta_c) x_{i,c,r} + R sum_c beta_c k_c`` with ``beta_c = b_c h``.
 
     Block ``x`` with the shared ``capacity`` and ``demand`` rows (a
-    transportation structure); columns of edges with ``v_{i,c,r} <= b_c`` get
+    transportation structure); columns of edges with ``v_{i,c,r} <= beta_c`` get
     upper bound 0 (reserve: the operator keeps the device).  The constant
-    ``R sum_c b_c k_c`` is the objective offset, so the objective is ``W(x)``.
+    ``R sum_c beta_c k_c`` is the objective offset, so the objective is ``W(x)``.
     ``values`` may pass :func:`vcg_values` of the instance when already computed.
 
     >>> import laissez_opt as lo
@@ -117,10 +141,11 @@ def build_vcg(
     model = LinearModel("vcg", sense="max")
     columns = add_allocation(model, instance, integral=not fractional)
     values = (vcg_values(instance) if values is None else values)[columns.edge, columns.round]
-    surplus = values - instance.base_prices[columns.pool]
+    reserves = vcg_reserves(instance)
+    surplus = values - reserves[columns.pool]
     block = columns.block
     block.upper[surplus <= 0] = 0.0
-    reserve_total = float(instance.rounds * np.dot(instance.base_prices, instance.counts.astype(float)))
+    reserve_total = float(instance.rounds * np.dot(reserves, instance.counts.astype(float)))
     model.set_objective(block, np.where(surplus > 0, surplus, 0.0), offset=reserve_total)
     return model, columns
 
@@ -570,9 +595,9 @@ class _RouteSession:
 
 
 def _remaining(time_limit, start) -> float | None:
-    if time_limit is None:
-        return None
-    return time_limit - (time.perf_counter() - start)
+    """Seconds left of ``time_limit`` counted from ``start``, and of the run's deadline inside lo.solve."""
+    own = None if time_limit is None else time_limit - (time.perf_counter() - start)
+    return remaining(own)
 
 
 def solve_vcg(
@@ -601,14 +626,15 @@ def solve_vcg(
 
     ``details`` holds ``welfare`` (``W*``), ``welfare_without`` (``W*_{-i}``
     per agent), ``values`` (``v_i(x*)``), ``surplus`` (``v_i(x*) - p_i``),
-    ``revenue`` (``sum_i p_i``), ``reserve_value`` (``b_c`` times unsold
-    device-rounds), counts (``resolved``, ``by_paths``, ``skipped`` losers) and
+    ``revenue`` (``sum_i p_i``), ``reserve_value`` (``beta_c = b_c h`` times
+    unsold device-rounds), counts (``resolved``, ``by_paths``, ``skipped`` losers) and
     times (``solver_s`` inside the solver, ``paths_s``).  ``utilities`` are
     ``U_i(x*)`` as for every method (from the edges' utilities; equal to
-    ``v_i(x*)`` when bids equal utilities or are absent).  The status is
+    ``v_i(x*)`` when no edge states a bid, or bids equal utilities and rounds
+    last one hour).  The status is
     ``optimal`` only if every solve was proven optimal, otherwise the worst
     one; ``details["unproven"]`` then names the agents whose payment is only
-    a lower bound (``W*_{-i}`` replaced by ``W* - sum_{c,r} (v_{i,c,r} - b_c) x*_{i,c,r}``).
+    a lower bound (``W*_{-i}`` replaced by ``W* - sum_{c,r} (v_{i,c,r} - beta_c) x*_{i,c,r}``).
 
     >>> import laissez_opt as lo
     >>> inst = lo.Instance(pools=[lo.Pool("A10", count=1, base_price=0.606)],
@@ -630,11 +656,12 @@ def solve_vcg(
     else:
         session = _RouteSession(model, solver=solver, via=via, **options)
     build_s = time.perf_counter() - start
-    main = session.solve(time_limit)
+    main = session.solve(_remaining(time_limit, start))
     block = columns.block
     x_star = main.values[block.slice]
     values_er = edge_values[columns.edge, columns.round]
-    reserve = instance.base_prices[columns.pool]
+    reserves = vcg_reserves(instance)
+    reserve = reserves[columns.pool]
     n, rounds = instance.n_agents, instance.rounds
     agent_value = np.bincount(columns.agent, weights=values_er * x_star, minlength=n)
     agent_gain = np.bincount(columns.agent, weights=(values_er - reserve) * x_star, minlength=n)
@@ -690,7 +717,7 @@ def solve_vcg(
     status = max(statuses, key=_STATUS_RANK.__getitem__)
 
     sold = np.bincount(columns.pool, weights=x_star, minlength=instance.n_pools)
-    reserve_value = float(np.dot(instance.base_prices, rounds * instance.counts - sold))
+    reserve_value = float(np.dot(reserves, rounds * instance.counts - sold))
     ids = [a.id for a in instance.agents]
     revenue = float(payments.sum())
     details = {
@@ -709,7 +736,7 @@ def solve_vcg(
         "paths_s": paths_s,
         "statuses": {s: statuses.count(s) for s in sorted(set(statuses), key=_STATUS_RANK.__getitem__)},
         "unproven": unproven,
-        "value_unit": "money per device-hour, summed over rounds",
+        "value_unit": "money per device-round (bids and base prices per device-hour times round_hours), summed over rounds",
     }
     proven = main.status == "optimal"
     solution = Solution(
@@ -730,7 +757,7 @@ def solve_vcg(
 METHOD = Method(
     name="vcg",
     kind="exact",
-    objective="max W = sum_i v_i(x) + sum_c b_c * unsold_c; Clarke pivot payments p_i = W*_{-i} - (W* - v_i(x*))",
+    objective="max W = sum_i v_i(x) + sum_c b_c h * unsold device-rounds_c; Clarke pivot payments p_i = W*_{-i} - (W* - v_i(x*))",
     solvers=("highs", "ortools"),
     fractional=True,
     summary="VCG auction with reserves b_c: welfare-maximising allocation on bids, Clarke pivot payments (exchange paths or re-solves).",

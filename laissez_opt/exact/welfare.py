@@ -38,6 +38,7 @@ from ..instance import Instance
 from ..modeling import LinearModel, solve_model
 from ..method_spec import Method, solver_options
 from ..result import Result
+from ..starts import greedy_amounts
 from .common import add_allocation, allocation_result, allocation_size
 
 __all__ = ["build_welfare", "solve_welfare"]
@@ -67,8 +68,10 @@ def solve_welfare(
 ) -> Result:
     """Maximise ``sum_i w_i U_i(x)``; see the module docstring."""
     model, columns = build_welfare(instance, fractional=fractional)
+    # The greedy allocation is the incumbent should the time limit stop the solver first.
+    start = (lambda: greedy_amounts(instance, watch_deadline=False).reshape(-1)) if time_limit is not None else None
     solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads,
-                           mip_gap=mip_gap, verbose=verbose, backend=backend)
+                           mip_gap=mip_gap, verbose=verbose, backend=backend, start=start)
     params = {"time_limit": time_limit, "fractional": fractional, "via": via}
     return allocation_result(instance, "welfare", columns, solution, fractional=fractional, params=params)
 

@@ -100,12 +100,8 @@ def heuristic_size(instance: Instance, options: dict | None = None, *, per_unit_
 
 def present_agents(instance: Instance, r: int) -> list[int]:
     """Indices (ascending) of the agents with ``a_i <= r <= D_i``."""
-    last = instance.rounds - 1
-    return [
-        i
-        for i, a in enumerate(instance.agents)
-        if a.arrival <= r <= (last if a.deadline is None else a.deadline)
-    ]
+    last = instance.last_rounds.tolist()
+    return [i for i, a in enumerate(instance.agents) if a.arrival <= r <= last[i]]
 
 
 def demand_caps(instance: Instance) -> list[int]:

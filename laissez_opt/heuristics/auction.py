@@ -105,6 +105,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
+from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ._baseline_common import heuristic_size
 from ..modeling.solution import relative_gap
@@ -307,7 +308,7 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
     edge_agent, edge_pool = instance.edge_agent, instance.edge_pool
     weighted = instance.weights[edge_agent][:, None] * instance.edge_utility
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
-    deadline = np.array([rounds - 1 if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
+    deadline = instance.last_rounds
     counts = instance.counts
     demands = instance.effective_demands
     key_of_edge = edge_agent * m + edge_pool
@@ -315,6 +316,7 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
     prices, per_round = [], []
     solve_s = load_s = 0.0
     for r in range(rounds):
+        check_deadline(f"in round {r} of {instance.rounds}")
         live = (weighted[:, r] > 0) & (arrival[edge_agent] <= r) & (r <= deadline[edge_agent])
         chosen = np.flatnonzero(live)
         # Compressed rows by agent, edges in instance order within a row (the tie rule).

@@ -49,6 +49,7 @@ import time
 import numpy as np
 
 from ..instance import Instance
+from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ..result import Result
 from ._baseline_common import (
@@ -96,6 +97,7 @@ def solve_dynamic_partition(
     amounts = np.zeros((instance.n_edges, rounds))
     turn, log = 0, []
     for r in range(rounds):
+        check_deadline(f"in round {r} of {instance.rounds}")
         present = set(present_agents(instance, r))
         ranked = [i for i in sequence if i in present]  # in the user's order
         k = next((j for j, i in enumerate(ranked) if position[i] >= turn), len(ranked))

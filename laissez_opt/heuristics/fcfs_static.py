@@ -43,6 +43,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
+from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ..result import Result, allocation_records, edge_utilities
 from ._baseline_common import heuristic_size
@@ -75,7 +76,7 @@ class Simulation:
         n, R = instance.n_agents, instance.rounds
         self.sizes = [1 if a.demand is None else a.demand for a in instance.agents]
         self.work = [1.0 if a.work is None else float(a.work) for a in instance.agents]
-        self.last = [R - 1 if a.deadline is None else a.deadline for a in instance.agents]
+        self.last = instance.last_rounds.tolist()
         self.edges_of: list[list[int]] = [[] for _ in range(n)]
         for e, i in enumerate(instance.edge_agent.tolist()):
             self.edges_of[i].append(e)
@@ -162,6 +163,7 @@ def solve_fcfs_static(instance: Instance, *, objective: str = "cost") -> Result:
     order = sorted(range(instance.n_agents), key=lambda i: (instance.agents[i].arrival, i))
     prices = instance.base_prices
     for r in range(instance.rounds):
+        check_deadline(f"in round {r} of {instance.rounds}")
         present = set(sim.present(r))
         pinned = {i: e for i, e in pinned.items() if i in present}
         free = instance.counts.astype(float).tolist()

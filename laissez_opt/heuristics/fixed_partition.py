@@ -79,7 +79,7 @@ def partition_scores(instance: Instance, basis: str) -> np.ndarray:
     rounds = instance.rounds
     agent = instance.edge_agent
     first = np.array([a.arrival for a in instance.agents], dtype=np.int64)
-    last = np.array([rounds - 1 if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
+    last = instance.last_rounds
     u = instance.edge_utility
     if basis == "first":
         return u[np.arange(instance.n_edges), first[agent]] if instance.n_edges else np.zeros(0)
@@ -123,10 +123,9 @@ def solve_fixed_partition(
     for _, e in picks:
         owned[e] += 1.0
     rounds = instance.rounds
-    last = rounds - 1
     r = np.arange(rounds)
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
-    deadline = np.array([last if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
+    deadline = instance.last_rounds
     agent = instance.edge_agent
     window = (r[None, :] >= arrival[agent][:, None]) & (r[None, :] <= deadline[agent][:, None])
     amounts = owned[:, None] * window

@@ -66,6 +66,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
+from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ..result import Result
 from ._baseline_common import Picker, demand_caps, heuristic_size, make_result, present_agents
@@ -194,6 +195,7 @@ def solve_gandiva_fair(instance: Instance, *, trading: bool = False) -> Result:
     previous: list[int] = []
     trades_log = []
     for r in range(rounds):
+        check_deadline(f"in round {r} of {instance.rounds}")
         members = present_agents(instance, r)
         if previous:
             floor = min(passes[i] for i in previous)

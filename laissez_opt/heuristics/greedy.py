@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from ..instance import Instance
 from ..method_spec import Method
-from ._baseline_common import heuristic_size
 from ..result import Result, allocation_records, edge_utilities
+from ..starts import greedy_amounts
+from ._baseline_common import heuristic_size
 
 __all__ = ["solve_greedy"]
 
@@ -40,31 +39,7 @@ __all__ = ["solve_greedy"]
 def solve_greedy(instance: Instance) -> Result:
     """Run the greedy heuristic; ``objective`` is ``sum_i w_i U_i``."""
     t0 = time.perf_counter()
-    n_edges, rounds = instance.n_edges, instance.rounds
-    amounts = np.zeros((n_edges, rounds))
-    agent = instance.edge_agent.tolist()
-    pool = instance.edge_pool.tolist()
-    weights = instance.weights[instance.edge_agent]
-    arrival = [a.arrival for a in instance.agents]
-    deadline = [rounds - 1 if a.deadline is None else a.deadline for a in instance.agents]
-    demands = instance.effective_demands
-    for r in range(rounds):
-        value = weights * instance.edge_utility[:, r]
-        # Descending value; ties by (agent, pool) instance order, the documented rule.
-        order = np.lexsort((instance.edge_pool, instance.edge_agent, -value))
-        remaining_pool = instance.counts.astype(float).tolist()
-        remaining_agent = demands.tolist()
-        for e in order.tolist():
-            if value[e] <= 0:
-                break
-            i, c = agent[e], pool[e]
-            if not arrival[i] <= r <= deadline[i]:
-                continue
-            take = min(remaining_pool[c], remaining_agent[i])
-            if take > 0:
-                amounts[e, r] = take
-                remaining_pool[c] -= take
-                remaining_agent[i] -= take
+    amounts = greedy_amounts(instance)
     utilities = edge_utilities(instance, amounts)
     elapsed = time.perf_counter() - t0
     return Result(

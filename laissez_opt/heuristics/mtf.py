@@ -91,6 +91,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
+from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ..result import Result, allocation_records, edge_utilities
 from ._baseline_common import heuristic_size
@@ -547,7 +548,7 @@ class _Setup:
         self.ints = integer_weights(instance.weights.tolist())
         self.demand = [_UNBOUNDED if a.demand is None else int(a.demand) for a in instance.agents]
         arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
-        last = np.array([rounds - 1 if a.deadline is None else a.deadline for a in instance.agents], dtype=np.int64)
+        last = instance.last_rounds
         norm = instance.edge_utility / _normalisers(instance, normalize)
         present = [(arrival <= r) & (r <= last) for r in range(rounds)]
         self.prefs = [_preferences_from_edges(instance, r, norm[:, r], present[r]) for r in range(rounds)]
@@ -634,6 +635,7 @@ def solve_mtf(
         log = []
         policy.start_episode()
         for r in range(rounds):
+            check_deadline(f"in round {r} of {instance.rounds}")
             ctx = context(r, budgets, turn)
             taus = policy.thresholds(ctx, budgets)
             out = ctx.simulate(taus)

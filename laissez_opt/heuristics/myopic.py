@@ -42,6 +42,7 @@ import time
 import numpy as np
 
 from ..instance import Instance
+from ..limits import check_deadline
 from ..method_spec import Method
 from ..modeling import LinearModel, solve_model
 from ..result import Result
@@ -95,6 +96,7 @@ def solve_myopic(instance: Instance, *, objective: str = "cost") -> Result:
     started = time.perf_counter()
     sim = Simulation(instance, objective)
     for r in range(instance.rounds):
+        check_deadline(f"in round {r} of {instance.rounds}")
         sim.step(r, _round_assignment(sim, r))
     return sim.result("myopic", started, {})
 

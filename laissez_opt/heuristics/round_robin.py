@@ -47,6 +47,7 @@ from collections import deque
 import numpy as np
 
 from ..instance import Instance
+from ..limits import check_deadline
 from ..method_spec import Method
 from ..result import Result
 from ._baseline_common import Picker, demand_caps, heuristic_size, make_result, present_agents, rotate
@@ -91,6 +92,7 @@ def solve_round_robin(instance: Instance) -> Result:
     amounts = np.zeros((instance.n_edges, rounds))
     turn, turn_start = 0, []
     for r in range(rounds):
+        check_deadline(f"in round {r} of {instance.rounds}")
         members = present_agents(instance, r)
         first = rotate(members, turn)
         turn_start.append(instance.agents[first[0]].id if first else None)

@@ -65,11 +65,9 @@ def time_equal_amounts(instance: Instance, incompatible: str = "idle") -> np.nda
     n, m, rounds = instance.n_agents, instance.n_pools, instance.rounds
     agent, pool = instance.edge_agent, instance.edge_pool
     w = instance.weights
-    last = rounds - 1
-    present = np.array(
-        [[a.arrival <= r <= (last if a.deadline is None else a.deadline) for r in range(rounds)] for a in instance.agents],
-        dtype=bool,
-    ).reshape(n, rounds)
+    arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
+    r = np.arange(rounds)
+    present = (r[None, :] >= arrival[:, None]) & (r[None, :] <= instance.last_rounds[:, None])  # n x R
     wp = w[:, None] * present  # n x R: w_i where present, else 0
     if incompatible == "idle":
         total = wp.sum(axis=0)  # W_r

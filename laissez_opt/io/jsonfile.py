@@ -84,15 +84,32 @@ def json_path(parts) -> str:
     return out
 
 
+def _surrogate(text: str) -> str | None:
+    """The problem with a string holding a lone surrogate (JSON ``"\\ud800"`` parses into one), else None."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"not valid Unicode text: lone surrogate {text[exc.start]!r} at character {exc.start}"
+    return None
+
+
 def _find_problem(node: Any, parts: list) -> tuple[str, str] | None:
     if isinstance(node, _NonFinite):
         return json_path(parts), (
             f"number {node.literal} is not finite or overflows; numbers must be finite"
         )
+    if isinstance(node, str):
+        problem = _surrogate(node)
+        return (json_path(parts), problem) if problem else None
     if isinstance(node, dict):
         if isinstance(node, _DuplicateKeys):
             return json_path(parts), f"duplicate key {node.duplicates[0]!r}"
         for key, value in node.items():
+            problem = _surrogate(key)
+            if problem:
+                return json_path(parts), f"key {key.encode('utf-8', 'backslashreplace').decode()}: {problem}"
             found = _find_problem(value, parts + [key])
             if found:
                 return found
@@ -130,7 +147,7 @@ def parse_json(text: str, source: str = "<string>") -> Any:
     return data
 
 
-def read_bytes(path: str | os.PathLike, *, limit: int = MAX_INPUT_BYTES) -> bytes:
+def read_bytes(path: str | os.PathLike, *, limit: int | None = None) -> bytes:
     """The bytes of the regular file at ``path`` (``-``: standard input), at most ``limit`` of them.
 
     Devices, FIFOs, sockets and directories are refused without blocking: the
@@ -139,6 +156,7 @@ def read_bytes(path: str | os.PathLike, *, limit: int = MAX_INPUT_BYTES) -> byte
     import stat
     import sys
 
+    limit = MAX_INPUT_BYTES if limit is None else limit
     source = str(path)
     if source == "-":
         data = sys.stdin.buffer.read(limit + 1)

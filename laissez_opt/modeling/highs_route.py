@@ -86,6 +86,7 @@ def solve_highs(
     mip_gap: float = 1e-7,
     verbose: bool = False,
     relax_integrality: bool | None = None,
+    start: np.ndarray | None = None,
 ) -> Solution:
     """Solve ``model`` with HiGHS through highspy's matrix API.
 
@@ -110,6 +111,9 @@ def solve_highs(
         # The default absolute gap (1e-6) would call a solution optimal that is 1e-6 short.
         h.setOptionValue("mip_abs_gap", 1e-9)
     _pass_model(h, model, integral)
+    if integral and start is not None:
+        # A MIP start: HiGHS checks it and, if feasible, begins from it as its incumbent.
+        h.setSolution(model.n_cols, np.arange(model.n_cols, dtype=np.int32), np.ascontiguousarray(start, np.float64))
     build_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     h.run()
@@ -148,7 +152,7 @@ def solve_highs(
             if np.max(np.abs(values - rounded), initial=0.0) > 1e-9:
                 return solve_highs(
                     model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose,
-                    relax_integrality=False,
+                    relax_integrality=False, start=start,
                 )
             values = rounded
             objective = model.objective_value(values)

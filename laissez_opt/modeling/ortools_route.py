@@ -241,54 +241,93 @@ def _solve_pywraplp(model: LinearModel, backend: str, relax: bool, time_limit, t
     return Solution(state, values, value, bound, relative_gap(value, bound), "ortools", route, build_s, solve_s, text)
 
 
+# CP-SAT works in int64 and rejects a model in which a sum may overflow; every
+# activity and objective sum is kept below this (with room for its own arithmetic).
+_CP_SAT_RANGE = 2.0**62
+# Bounds and coefficients must be integers that a float holds exactly.
+_EXACT_INTEGERS = 2.0**53
+
+
+def _reach(model: LinearModel) -> np.ndarray:
+    """``max(|l_j|, |u_j|)`` per column: the largest magnitude a column can take."""
+    lower, upper, _ = model.bounds()
+    return np.maximum(np.abs(lower), np.abs(upper))
+
+
 def _cp_sat_objective_scale(model: LinearModel) -> float | None:
-    """``10**k`` making every objective coefficient an integer exactly, or None.
+    """``10**k`` turning every objective coefficient into an integer, or None.
 
     CP-SAT proves optimality of integer objectives exactly; with a floating-point
-    objective it stops within a tolerance.  Only an exact scaling keeps
-    "optimal" exact, so models without one go to SCIP instead.
+    objective it stops within a tolerance, so models without such a scaling go
+    to SCIP instead.  The scaling may round a coefficient by floating-point
+    noise (:func:`_integer_scale`); :func:`_solve_cp_sat` widens the bound by
+    what that rounding can cost, so the noise never hides behind "optimal".
     """
-    lower, upper, _ = model.bounds()
-    span = np.maximum(np.abs(lower), np.abs(upper))
-    span = np.where(np.isfinite(span), span, 2.0**40)
-    total = float(np.sum(np.abs(model.objective) * span)) + 1.0
+    reach = _reach(model)
+    if not np.all(np.isfinite(reach)):
+        return None
+    total = float(np.sum(np.abs(model.objective) * reach)) + 1.0
     scale, err = _integer_scale(model.objective, total)
-    return scale if err == 0.0 and total * scale < 2.0**62 else None
+    return scale if err == 0.0 and total * scale < _CP_SAT_RANGE else None
+
+
+def _row_activity(model: LinearModel) -> np.ndarray:
+    """``sum_j |a_rj| max(|l_j|, |u_j|)`` per row: no row's activity leaves ``[-a, a]``."""
+    return abs(model.csc()) @ _reach(model) if model.n_rows else np.zeros(0)
 
 
 def _cp_sat_eligible(model: LinearModel) -> bool:
+    """A small all-integer model whose data CP-SAT can hold exactly.
+
+    Every column bound is a finite integer, every coefficient and finite row
+    bound an integer, no row's activity can overflow int64, and the objective
+    scales to integers.  Nothing is clamped to make a model fit: a model that
+    does not fit goes to SCIP, whose answer is then about the same model.
+    """
     lower, upper, integer = model.bounds()
     if not integer.all() or model.n_cols > CP_SAT_MAX_COLUMNS:
+        return False
+    bounds = np.concatenate([lower, upper])
+    if not np.all(np.isfinite(bounds)) or np.max(np.abs(bounds), initial=0.0) >= _EXACT_INTEGERS:
         return False
     if _cp_sat_objective_scale(model) is None:
         return False
     _, _, vals = model.triplets()
     row_lower, row_upper = model.row_bounds()
-    finite = np.concatenate([lower, upper, row_lower, row_upper, vals])
+    finite = np.concatenate([bounds, row_lower, row_upper, vals])
     finite = finite[np.isfinite(finite)]
-    return bool(np.all(finite == np.round(finite)))
+    if not np.all(finite == np.round(finite)):
+        return False
+    return bool(np.all(_row_activity(model) < _CP_SAT_RANGE))
 
 
 def _solve_cp_sat(model: LinearModel, time_limit, threads, t0) -> Solution:
     from ortools.sat.python import cp_model
 
     lower, upper, _ = model.bounds()
-    cap = 2**40
-    m = cp_model.CpModel()
-    xs = [
-        m.new_int_var(int(max(lo, -cap)), int(min(up, cap)), f"v{j}")
-        for j, (lo, up) in enumerate(zip(lower.tolist(), upper.tolist()))
-    ]
-    matrix = model.csc().tocsr()
     row_lower, row_upper = model.row_bounds()
+    activity = _row_activity(model)
+    # A row's infinite side is replaced by the activity bound, which no assignment can pass: the same set.
+    row_lo = np.where(np.isfinite(row_lower), np.maximum(row_lower, -activity), -activity)
+    row_hi = np.where(np.isfinite(row_upper), np.minimum(row_upper, activity), activity)
+    if np.any(lower > upper) or np.any(row_lo > row_hi):
+        # An empty domain: CP-SAT would call the model invalid; it is infeasible, as every other route says.
+        build_s = time.perf_counter() - t0
+        return Solution("infeasible", None, None, None, None, "ortools", "ortools-cp-sat", build_s, 0.0,
+                        "INFEASIBLE (empty bounds)")
+    m = cp_model.CpModel()
+    xs = [m.new_int_var(int(lo), int(up), f"v{j}") for j, (lo, up) in enumerate(zip(lower.tolist(), upper.tolist()))]
+    matrix = model.csc().tocsr()
     for r in range(model.n_rows):
         lo, hi = matrix.indptr[r], matrix.indptr[r + 1]
         expr = sum(int(c) * xs[j] for j, c in zip(matrix.indices[lo:hi].tolist(), matrix.data[lo:hi].tolist()))
-        rl, ru = row_lower[r], row_upper[r]
-        m.add_linear_constraint(expr, int(max(rl, -cap)) if np.isfinite(rl) else -cap, int(min(ru, cap)) if np.isfinite(ru) else cap)
+        m.add_linear_constraint(expr, int(math.ceil(row_lo[r])), int(math.floor(row_hi[r])))
     nz = np.flatnonzero(model.objective)
     scale = _cp_sat_objective_scale(model)
-    coefficients = [int(c) for c in np.round(model.objective[nz] * scale).tolist()]
+    scaled = np.round(model.objective[nz] * scale)
+    # What rounding the scaled coefficients can change the objective by, over the columns' ranges.
+    rounding = float(np.sum(np.abs(scaled / scale - model.objective[nz]) * _reach(model)[nz]))
+    coefficients = [int(c) for c in scaled.tolist()]
     objective_expr = cp_model.LinearExpr.weighted_sum([xs[j] for j in nz.tolist()], coefficients)
     m.maximize(objective_expr) if model.sense == "max" else m.minimize(objective_expr)
     solver = cp_model.CpSolver()
@@ -308,13 +347,21 @@ def _solve_cp_sat(model: LinearModel, time_limit, threads, t0) -> Solution:
         raise NoSolutionError(f"CP-SAT stopped ({text}) before finding a feasible solution")
     values = np.array([solver.value(x) for x in xs], dtype=np.float64)
     objective = model.objective_value(values)
-    bound = float(solver.best_objective_bound) / scale + model.objective_offset
+    # Any assignment's true objective is within ``rounding`` of its scaled one.
+    widen = rounding if model.sense == "max" else -rounding
     if status == cp_model.OPTIMAL:
-        bound = objective  # integer objective proven optimal: the bound is the value itself
-        state = "optimal"
+        # Proven for the scaled objective: the true optimum is at most twice the rounding better.
+        bound = objective + 2.0 * widen
+        gap = relative_gap(objective, bound)
+        state = "optimal" if gap is not None and gap <= _EXACT_TOLERANCE else "feasible"
     else:
+        bound = float(solver.best_objective_bound) / scale + model.objective_offset + widen
         state = "time_limit" if time_limit is not None else "feasible"
-    return Solution(state, values, objective, bound, relative_gap(objective, bound), "ortools", "ortools-cp-sat", build_s, solve_s, text)
+    gap = relative_gap(objective, bound)
+    # Rounding below the gap's resolution (floating-point noise of decimal data) is no news; more is reported.
+    message = "" if rounding <= 1e-12 * max(1.0, abs(objective)) else (
+        f"objective coefficients scaled by {scale:g}; rounding bound {rounding:.3g}")
+    return Solution(state, values, objective, bound, gap, "ortools", "ortools-cp-sat", build_s, solve_s, text, message)
 
 
 def solve_ortools(

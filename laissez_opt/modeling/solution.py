@@ -13,13 +13,23 @@ STATUSES = ("optimal", "feasible", "time_limit", "infeasible")
 
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
-    """``|bound - objective| / max(|objective|, 1e-10)``; 0 when both are 0; None if unknown."""
+    """``|bound - objective| / |objective|``; 0 when they agree; None when unknown or undefined.
+
+    Undefined: no finite bound, or an objective of (nearly) 0 while the bound is
+    not, where a relative gap would be meaningless (``1e10`` for an objective of
+    ``1e-10``); the absolute gap ``|bound - objective|`` is then the figure to report.
+
+    >>> relative_gap(9.0, 10.0), relative_gap(0.0, 1.16), relative_gap(0.0, 0.0)
+    (0.1111111111111111, None, 0.0)
+    """
     if objective is None or bound is None or not math.isfinite(bound):
         return None
     diff = abs(bound - objective)
     if diff <= 1e-12 * max(1.0, abs(objective)):
         return 0.0
-    return diff / max(abs(objective), 1e-10)
+    if abs(objective) <= 1e-9 * max(1.0, abs(bound)):
+        return None
+    return diff / abs(objective)
 
 
 @dataclass
