@@ -24,6 +24,10 @@ INSTANCES = ROOT / "instances"
 PLUGIN = Path(__file__).resolve().parent / "plugin"
 CLI = [sys.executable, "-m", "laissez_opt"]
 
+#: The plugin modules register test methods and map memory when imported: never collect them
+#: (``--doctest-modules`` would import them into the test process).
+collect_ignore = ["plugin"]
+
 #: Columns that measure this run rather than describe its outcome.
 TIMING_COLUMNS = ("runtime_s", "peak_rss_mib")
 
@@ -115,6 +119,7 @@ def fault_env(markers: Path | None = None) -> dict:
     """The environment of a command under test: the test methods registered, markers directory set."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(PLUGIN), str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["LAISSEZ_FAULT_METHODS"] = "1"
     if markers is not None:
         env["LAISSEZ_FAULT_MARKERS"] = str(markers)
     return env

@@ -19,6 +19,7 @@ pytest.importorskip("distributed")
 def test_dask_lost_worker_and_memory_cap_are_error_rows(tmp_path, markers, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(PLUGIN))  # the Dask worker processes register the test methods too
     monkeypatch.setenv("LAISSEZ_FAULT_MARKERS", str(markers))
+    monkeypatch.setenv("LAISSEZ_FAULT_METHODS", "1")
     monkeypatch.syspath_prepend(str(PLUGIN))
     import fault_methods
 
