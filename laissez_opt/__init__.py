@@ -8,6 +8,7 @@
 """
 
 from .api import check, estimate, generate, load, solve, verify
+from .declare import Model, declared_method
 from .errors import (
     InfeasibleError,
     InputError,
@@ -19,7 +20,8 @@ from .errors import (
 from .instance import Agent, Edge, Instance, Pool
 from .harness import compare
 from .io import dumps_instance, instance_from_dict, instance_to_dict, save_instance
-from .methods import METHODS
+from .method_spec import Option
+from .methods import METHODS, register_method, unregister_method
 from .result import Result
 
 __version__ = "0.1.0"
@@ -31,6 +33,11 @@ __all__ = [
     "Pool",
     "Result",
     "METHODS",
+    "Model",
+    "Option",
+    "declared_method",
+    "register_method",
+    "unregister_method",
     "load",
     "compare",
     "solve",

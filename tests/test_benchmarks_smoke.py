@@ -54,3 +54,23 @@ def test_memory_estimates_quick(tmp_path):
     rows = json.loads((out / "memory_estimates.json").read_text())["rows"]
     assert [r["method"] for r in rows] == ["welfare", "greedy", "mtf"]
     assert all(r["ratio"] is None or r["ratio"] >= 1.0 for r in rows)
+
+
+def test_modelling_overhead_quick(tmp_path):
+    """The modelling-API benchmark runs at its quick sizes and finds both declarations the same LP."""
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "modelling_overhead.py"), "--quick", "--repeat", "1",
+         "--min-time", "0", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "modelling_overhead.json").read_text())
+    assert [s["size"] for s in report["sizes"]] == ["100x10", "1000x100"]
+    for size in report["sizes"]:
+        assert size["identical_lp"]
+        assert set(size["times_s"]) == {"internal", "public", "internal+highs", "public+highs"}
+        assert all(t > 0 for t in size["times_s"].values())
+    assert "| 1000x100 |" in (out / "modelling_overhead.md").read_text()
+    assert "same LP on every size: yes" in run.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["modelling_overhead.json", "modelling_overhead.md"]

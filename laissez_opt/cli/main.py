@@ -116,7 +116,7 @@ def solve(instance, method, solver, via, time_limit, max_memory, fractional, thr
                 raise InputError(f"given both as --{name.replace('_', '-')} and as -p {name}", path="--param")
             core[name] = options.pop(name)
     with cli_paths():
-        solve_options(method, **core, **options)
+        _, checked, _ = solve_options(method, **core, **options)
     memory = None if max_memory is None else parse_memory(max_memory, path="--max-memory")
     for path in (output, write_model):
         if path:
@@ -125,7 +125,7 @@ def solve(instance, method, solver, via, time_limit, max_memory, fractional, thr
         raise InputError("-o and --write-model name the same file", path="--write-model")
     inst = load_instance(instance)
     if write_model:
-        _write_model(inst, method, bool(core["fractional"]), write_model)
+        _write_model(inst, method, bool(core["fractional"]), write_model, checked)
     result = run(inst, method, max_memory=memory, **core, **options)
     text = result.to_json()
     if output:
@@ -140,13 +140,21 @@ def solve(instance, method, solver, via, time_limit, max_memory, fractional, thr
         _fail(f"infeasible: {inst.name} has no feasible allocation for {method}" + (f" ({result.message})" if result.message else ""), 3)
 
 
-def _write_model(inst, method, fractional, path):
+def _write_model(inst, method, fractional, path, options=None):
+    from ..declare.method import DeclaredRun
     from ..exact.welfare import build_welfare
+    from ..methods import get_method
     from ..modeling.pyomo_route import write_model
 
+    run = get_method(method).run
+    if isinstance(run, DeclaredRun):
+        # A declared method (lo.register_method or a plugin): its model, with the given options.
+        run.model(inst, {**(options or {}), "fractional": fractional}).write(path)
+        return
     builders = {"welfare": build_welfare}
     if method not in builders:
-        raise InputError(f"--write-model supports {', '.join(builders)}, not {method!r}", path="--write-model")
+        raise InputError(f"--write-model supports {', '.join(builders)} and declared methods, not {method!r}",
+                         path="--write-model")
     model, _ = builders[method](inst, fractional=fractional)
     write_model(model, path)
 
@@ -167,8 +175,11 @@ def _method_record(m) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def methods(method, as_json):
     """List every method (exact or heuristic, objective, solvers); with METHOD, its options."""
-    from ..methods import METHODS, get_method
+    from ..methods import all_methods, get_method, load_plugins
 
+    METHODS = all_methods()
+    for name, reason in load_plugins().items():
+        click.echo(f"laissez-opt: warning: plugin method {name!r} not loaded: {reason}", err=True)
     chosen = [get_method(method)] if method is not None else list(METHODS.values())
     if as_json:
         records = [_method_record(m) for m in chosen]
@@ -238,10 +249,18 @@ def main(argv=None) -> None:
     """Console-script entry point."""
     import signal
 
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), _terminate)
-    cli.main(args=argv, prog_name="laissez-opt")
+    names = [name for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    for name in names:
+        signal.signal(getattr(signal, name), _terminate)
+    try:
+        cli.main(args=argv, prog_name="laissez-opt")
+    except KeyboardInterrupt:  # outside a command (parsing, start-up)
+        click.echo("laissez-opt: interrupted", err=True)
+        sys.exit(130)
+    finally:
+        # Past this point nothing is left to unwind: a late signal ends the process as usual.
+        for name in names:
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
 
 
 if __name__ == "__main__":  # pragma: no cover

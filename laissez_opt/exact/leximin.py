@@ -207,6 +207,7 @@ class LeximinPlan:
     d: VariableBlock | None = None
     cumulative: ConstraintBlock | None = None
     columns: object = None  # the model module's index arithmetic (AllocationColumns)
+    unit: float = 1.0  # engine values are v_i * unit (see declare_leximin)
 
     @property
     def n_agents(self) -> int:
@@ -245,6 +246,13 @@ def declare_leximin(
     Columns with ``coef = 0`` are fixed at 0 (they add no value).
     """
     coef = np.asarray(coef, dtype=np.float64)
+    # Solvers drop coefficients below about 1e-9 and lose accuracy above 1e9: when every value
+    # coefficient lies far from 1 (pools of millions of devices make equal-share normalised values
+    # tiny), the engine works in units of the largest one and the results are scaled back.
+    positive = coef[coef > 0]
+    top = float(positive.max()) if positive.size else 1.0
+    unit = 1.0 / top if not 1e-3 <= top <= 1e3 else 1.0
+    coef = coef * unit
     agent = np.asarray(agent, dtype=np.int64)
     n = int(agent.max(initial=-1)) + 1 if n_agents is None else int(n_agents)
     block.upper[coef <= 0] = 0.0
@@ -266,7 +274,7 @@ def declare_leximin(
     x_rows = row_of[agent[local]]
     x_cols = block.columns(local)
     x_coefs = coef[local]
-    plan = LeximinPlan(block, agent, coef, included, vmax, fractional, rows_agent)
+    plan = LeximinPlan(block, agent, coef, included, vmax, fractional, rows_agent, unit=unit)
     if fractional:
         t = model.add_variables("t", 1, lower=0.0, upper=np.inf if K else 0.0, description="the level being raised")
         order = np.lexsort((x_cols, x_rows))
@@ -735,7 +743,9 @@ def packing_start(model: LinearModel, plan: LeximinPlan, base: np.ndarray | None
     with the largest ``a_{i,c,r}`` whose unit keeps every allocation row within
     its upper bound (the rows are packing rows: nonnegative coefficients).  An
     agent that can take nothing more leaves; ties go to the lowest agent index.
-    ``O(units log n + E)`` with one pointer per agent into its sorted columns.
+    The units an agent needs to pass the next smallest value are given in one
+    batch, so the loop runs ``O(n + E)`` times per agent overtaken rather than
+    once per device, with one pointer per agent into its sorted columns.
     """
     import heapq
 
@@ -771,19 +781,23 @@ def packing_start(model: LinearModel, plan: LeximinPlan, base: np.ndarray | None
     heapq.heapify(heap)
     while heap:
         value, i = heapq.heappop(heap)
-        placed = False
         while pointer[i] < starts[i + 1]:
             j = int(order[pointer[i]])
-            if x[j] + 1 <= upper[j] and all(slack[r] >= a - 1e-9 for r, a in col_rows[j]):
-                x[j] += 1
+            room = upper[j] - x[j]
+            for r, a in col_rows[j]:
+                room = min(room, math.floor((slack[r] + 1e-9) / a))
+            if room >= 1:
+                # Units enough to pass the next smallest value (at least one): whole batches keep
+                # the loop short when pools hold millions of devices.
+                step = float(plan.coef[j])
+                target = heap[0][0] if heap else math.inf
+                units = min(room, max(1.0, math.floor((target - value) / step) + 1)) if math.isfinite(target) else room
+                x[j] += units
                 for r, a in col_rows[j]:
-                    slack[r] -= a
-                heapq.heappush(heap, (value + float(plan.coef[j]), i))
-                placed = True
+                    slack[r] -= a * units
+                heapq.heappush(heap, (value + step * units, i))
                 break
             pointer[i] += 1  # full column or row: never usable again (slack only shrinks)
-        if not placed:
-            continue
     return x
 
 

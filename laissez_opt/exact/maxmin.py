@@ -144,13 +144,14 @@ def leximin_result(
     )
     result = allocation_result(instance, method, columns, solution, fractional=fractional, params=params)
     values = plan.values(result.amounts.reshape(-1)) if result.amounts is not None else outcome.agent_values
+    values = values / plan.unit  # the engine's units back to v_i
     taking_part = values[plan.included]
     objective = float(taking_part.min()) if taking_part.size else 0.0
     result.objective = objective
     if outcome.status == "optimal":
         result.bound, result.gap = objective, 0.0
     elif outcome.bound is not None:
-        result.bound = float(outcome.bound)
+        result.bound = float(outcome.bound) / plan.unit
         result.gap = relative_gap(objective, result.bound)
         if result.gap is None:
             result.message = (result.message + "; " if result.message else "") + (
@@ -160,7 +161,7 @@ def leximin_result(
     result.details = {
         **details,
         "leximin": {ids[i]: float(values[i]) for i in range(len(ids))},
-        "levels": [float(v) for v in outcome.levels],
+        "levels": [float(v) / plan.unit for v in outcome.levels],
         "frozen_per_level": outcome.frozen_per_level,
         "excluded": [ids[i] for i in np.flatnonzero(~plan.included)],
         "solves": outcome.solves,
@@ -169,6 +170,8 @@ def leximin_result(
         "solver_s": outcome.solver_s,
         **outcome.extra,
     }
+    if result.details.get("relaxed_first_level") is not None:
+        result.details["relaxed_first_level"] /= plan.unit
     return result
 
 

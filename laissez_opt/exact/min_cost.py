@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..declare import Model
 from ..errors import InputError
 from ..instance import Instance
-from ..modeling import LinearModel, solve_model
+from ..modeling import solve_model
 from ..method_spec import Method, solver_options
 from ..result import Result, allocation_records, edge_utilities
 from .common import allocation_size
@@ -115,31 +116,17 @@ def build_min_cost(instance: Instance, **_ignored):
             f"min_cost needs a cost on every edge of a required agent (agent {instance.edges[e].agent!r})",
             source=instance.source, path=f"$.edges[{e}].cost",
         )
-    model = LinearModel("min_cost", sense="min")
-    y = model.add_variables("y", edges.size, upper=1.0, integer=True, description="1 if agent i is placed on pool c")
-    agent = instance.edge_agent[edges]
-    pool = instance.edge_pool[edges]
-    columns = y.columns(np.arange(edges.size))
-    required_rows = np.cumsum(required) - 1  # dense row number of each required agent
-    model.add_constraints(
-        "placed", rows=required_rows[agent], cols=columns, coefs=np.ones(edges.size),
-        lower=1.0, upper=1.0, n_rows=int(required.sum()),
-        description="sum_c y[i,c] = 1 for each required agent i",
-    )
+    m = Model(instance, name="min_cost")
+    y = m.variable("y", "edge", where=required[instance.edge_agent], upper=1.0, integer=True,
+                   description="1 if agent i is placed on pool c")
+    m.add(y.sum(by="agent", agent=[a.id for a in instance.agents if a.required]) == 1, name="placed",
+          description="sum_c y[i,c] = 1 for each required agent i")
     # One capacity row per pool and round: agents whose stays do not overlap share devices.
-    arrival = np.array([a.arrival for a in instance.agents])
-    last = instance.last_rounds
-    rounds = np.arange(instance.rounds)
-    present = (arrival[agent][:, None] <= rounds) & (rounds <= last[agent][:, None])  # (columns, R)
-    col_index, round_index = np.nonzero(present)
-    model.add_constraints(
-        "capacity", rows=pool[col_index] * instance.rounds + round_index, cols=columns[col_index],
-        coefs=_sizes(instance)[agent[col_index]].astype(float),
-        upper=np.repeat(instance.counts.astype(float), instance.rounds), n_rows=instance.n_pools * instance.rounds,
-        description="sum_i s_i y[i,c] <= k_c for each pool c and round r, over the agents present in r",
-    )
-    model.set_objective(y, costs)
-    return model, edges
+    load = y.over_rounds().scale(agent=_sizes(instance).astype(float)).sum(by=("pool", "round"))
+    m.add(load <= np.repeat(instance.counts[:, None], instance.rounds, axis=1), name="capacity",
+          description="sum_i s_i y[i,c] <= k_c for each pool c and round r, over the agents present in r")
+    m.minimize((y * costs).sum())
+    return m.lower(), edges
 
 
 def solve_min_cost(

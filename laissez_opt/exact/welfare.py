@@ -34,24 +34,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..declare import Model, capacity, demand, welfare
 from ..instance import Instance
 from ..modeling import LinearModel, solve_model
 from ..method_spec import Method, solver_options
 from ..result import Result
 from ..starts import greedy_amounts
-from .common import add_allocation, allocation_result, allocation_size
+from .common import AllocationColumns, allocation_result, allocation_size
 
 __all__ = ["build_welfare", "solve_welfare"]
 
 
-def build_welfare(instance: Instance, *, fractional: bool = False) -> tuple[LinearModel, object]:
-    """Declare the welfare model; returns ``(model, allocation columns)``."""
-    model = LinearModel("welfare", sense="max")
-    columns = add_allocation(model, instance, integral=not fractional)
-    # Column e * R + r holds edge e in round r: the row-major order of the E x R utility array.
-    weighted = instance.weights[columns.agent] * instance.edge_utility.reshape(-1)
-    model.set_objective(columns.block, weighted)
-    return model, columns
+def build_welfare(instance: Instance, *, fractional: bool = False) -> tuple[LinearModel, AllocationColumns]:
+    """Declare the welfare model; returns ``(lowered model, allocation columns)``.
+
+    Declared with the public modelling API (:class:`laissez_opt.Model`); the
+    lowering detects the transportation structure of ``demand`` and
+    ``capacity`` that the routes exploit.
+    """
+    m = Model(instance, name="welfare", integral=not fractional)
+    m.add(demand(m.x))
+    m.add(capacity(m.x))
+    m.maximize(welfare(m.x))
+    model = m.lower()
+    return model, AllocationColumns(instance, model.variables["x"])
 
 
 def solve_welfare(

@@ -37,7 +37,7 @@ from ..errors import InputError, SolverUnavailableError
 from ..instance import Instance
 from ..io import dumps_instance, instance_from_dict, load_instance
 from ..limits import format_bytes, parse_memory
-from ..methods import get_method
+from ..methods import get_method, registered_at_runtime
 from .executors import EXECUTORS, WAIT, Failure, Limits, ListFeed, run_dask, run_inline, run_local_pool
 from .store import RESULT_STATUSES, DamagedRecord, RunStore, RunStoreWarning, run_key
 
@@ -124,6 +124,8 @@ def _run_task(task: dict) -> dict:
     from ..api import estimate, solve
 
     instance = instance_from_dict(json.loads(task["instance"]), task["source"])
+    if task.get("method_spec") is not None:
+        _ensure_registered(task["method_spec"])
     spec = get_method(task["method"])
     options = dict(task["options"])
     row = _instance_fields(instance, task["hash"])
@@ -186,6 +188,49 @@ def _run_task(task: dict) -> dict:
             row["pareto_efficient"] = check.efficient
             row["pareto_gain"] = check.total_gain
     return row
+
+
+def _ensure_registered(spec) -> None:
+    """Register a method sent from the parent process (``lo.register_method`` there) unless this process has it."""
+    from ..methods import METHODS, register_method
+
+    if spec.name not in METHODS:
+        register_method(spec)
+
+
+def _shipped(name: str, executor: str):
+    """The method to send to worker processes with each task (None for built-in and plugin methods).
+
+    A method registered in this process exists in no other; it travels with
+    its tasks, so its build function must be picklable (defined at the top
+    level of an importable module or script).  Only ``inline`` runs in this
+    process; the local executor's workers are processes even with one worker.
+    """
+    import pickle
+
+    spec = registered_at_runtime(name)
+    if spec is None:
+        return None
+    if executor != "inline":
+        advice = ("define its build function at the top level of a module or script, publish it as a plugin, "
+                  "or compare with executor='inline'")
+        try:
+            payload = pickle.dumps(spec)
+        except Exception as exc:
+            raise InputError(
+                f"method {name!r} was registered in this process, and worker processes need it sent to them, but "
+                f"it cannot be pickled ({type(exc).__name__}: {exc}); {advice}", path="--methods",
+            ) from None
+        if b"__main__" in payload and not getattr(sys.modules.get("__main__"), "__file__", None):
+            # Pickled by reference to an interactive session's namespace, which no other process has.
+            raise InputError(f"method {name!r} was defined in an interactive session, which worker processes "
+                             f"cannot import; {advice}", path="--methods")
+    return spec
+
+
+def _fingerprint(name: str) -> str | None:
+    """A digest of a declared method's definition, so the run store never reuses runs of an older one."""
+    return getattr(get_method(name).run, "fingerprint", None)
 
 
 #: ``max_memory`` of a run without a memory cap: the estimate never refuses it.
@@ -427,6 +472,7 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
                   for name in run_methods}
     import hashlib
 
+    shipped = {name: _shipped(name, executor) for name in run_methods}
     tasks = []
     for item in instances:
         if not isinstance(item, (Instance, str, os.PathLike)):
@@ -440,9 +486,12 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
         for name in run_methods:
             options = per_method[name]
             keyed = {**options, "objectives": objectives, "pareto": pareto}
+            fingerprint = _fingerprint(name)
+            if fingerprint is not None:
+                keyed["definition"] = fingerprint
             task = {"instance": text, "hash": digest, "source": source, "instance_name": inst.name,
                     "fields": fields, "method": name, "options": options, "objectives": objectives,
-                    "pareto": pareto, "run_memory": limits.memory}
+                    "pareto": pareto, "run_memory": limits.memory, "method_spec": shipped.get(name)}
             if pareto:
                 task.update(pareto_solver=solver, pareto_time_limit=time_limit)
                 keyed.update(pareto_solver=solver, pareto_time_limit=time_limit)

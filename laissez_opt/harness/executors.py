@@ -314,15 +314,21 @@ def run_local_pool(fn: Callable, tasks, *, workers: int, limits: Limits | None =
     if size == 0:
         return
     env = _worker_env()
+    from multiprocessing import spawn
+
+    # What multiprocessing's spawn start method gives its children: sys.path, working directory, main module.
+    preparation = spawn.get_preparation_data("laissez-opt-worker")
+    preparation.pop("authkey", None)  # our workers speak no multiprocessing protocol; the key stays here
     selector = selectors.DefaultSelector()
     pool: list[_Worker] = []
     startup_failures = 0
     state = {"exhausted": False, "waiting_since": None}
 
-    def spawn() -> None:
+    def start_worker() -> None:
         worker = _Worker(env)
         pool.append(worker)
         selector.register(worker.result_r, selectors.EVENT_READ, worker)
+        worker.send(preparation)  # if it died already, its end of file comes through the selector
 
     def retire(worker: _Worker) -> None:
         selector.unregister(worker.result_r)
@@ -356,7 +362,7 @@ def run_local_pool(fn: Callable, tasks, *, workers: int, limits: Limits | None =
                 break
             if not state["exhausted"]:
                 while len(pool) < size:  # replace lost workers while work remains
-                    spawn()
+                    start_worker()
             for key, _ in selector.select(timeout=_TICK):
                 worker: _Worker = key.data
                 if worker not in pool:

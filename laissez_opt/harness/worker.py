@@ -2,7 +2,11 @@
 
 Started by :mod:`laissez_opt.harness.executors` as
 ``python -P -m laissez_opt.harness.worker PARENT_PID TASK_FD RESULT_FD``.  Frames on
-both pipes are an 8-byte big-endian length followed by a pickle.
+both pipes are an 8-byte big-endian length followed by a pickle.  The first frame
+from the parent is its :mod:`multiprocessing` preparation data (``sys.path``,
+working directory, main module), applied as multiprocessing's own ``spawn``
+start method applies it, so that whatever the parent can unpickle (a method
+registered from a script or a test module) the worker can too.
 
 The worker never outlives its parent: on Linux the kernel sends it ``SIGKILL``
 when the parent dies (``PR_SET_PDEATHSIG``), and on every system a reader
@@ -114,16 +118,37 @@ def _peak_rss_mib(reset_worked: bool) -> float | None:
     return None if kib is None else round(kib / 1024, 1)
 
 
+def _read_payload(fd: int) -> bytes | None:
+    header = _read_exactly(fd, _HEADER.size)
+    return None if header is None else _read_exactly(fd, _HEADER.unpack(header)[0])
+
+
 def _reader(fd: int, inbox: queue.Queue) -> None:
     while True:
         try:
-            message = read_frame(fd)
-        except (OSError, EOFError, pickle.UnpicklingError):
-            message = None
-        if message is None:
+            payload = _read_payload(fd)
+        except OSError:
+            payload = None
+        if payload is None:
             # The parent is gone (or closed the pipe to shut us down): stop now, even mid-run.
             os._exit(0)
-        inbox.put(message)
+        inbox.put(payload)
+
+
+def _prepare(fd: int) -> None:
+    """Apply the parent's preparation data, the first frame on the task pipe."""
+    try:
+        data = read_frame(fd)
+    except (OSError, EOFError, pickle.UnpicklingError):
+        data = None
+    if data is None:
+        os._exit(0)
+    from multiprocessing import spawn
+
+    try:
+        spawn.prepare(data)
+    except BaseException:  # a main module that fails to import again: runs that need it will say so
+        traceback.print_exc()
 
 
 @contextmanager
@@ -177,18 +202,25 @@ def main(argv: list[str] | None = None) -> None:
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     faulthandler.enable()  # a crash of a native library leaves its stack in our stderr
+    _prepare(task_fd)
     inbox: queue.Queue = queue.Queue()
     write_frame(result_fd, ("ready", os.getpid()))
     threading.Thread(target=_reader, args=(task_fd, inbox), daemon=True, name="parent-watch").start()
     while True:
-        message = inbox.get()
+        payload = inbox.get()
         # The parent's copy of our stderr is kept for diagnostics of a crash; keep only this run's.
         try:
             os.ftruncate(2, 0)
             os.lseek(2, 0, os.SEEK_SET)
         except OSError:
             pass
-        outcome = _run_one(message)
+        try:
+            message = pickle.loads(payload)
+        except BaseException as exc:  # a task this process cannot rebuild is that run's failure, not a hang
+            outcome = ("error", f"cannot receive the run: {type(exc).__name__}: {exc}", traceback.format_exc(limit=3),
+                       None, False)
+        else:
+            outcome = _run_one(message)
         try:
             write_frame(result_fd, outcome)
         except (pickle.PicklingError, TypeError, AttributeError) as exc:

@@ -159,7 +159,9 @@ def solve_highs(
             route = "highspy-lp (totally unimodular: LP vertex is integral)"
         bound = float(info.mip_dual_bound) if integral else objective
         gap = float(info.mip_gap) if integral else 0.0
-        return Solution("optimal", values, objective, bound, gap, "highs", route, build_s, solve_s, text)
+        # HiGHS's row duals are d objective / d active bound in either sense; a MIP has none.
+        duals = None if integral else np.asarray(h.getSolution().row_dual, dtype=np.float64)
+        return Solution("optimal", values, objective, bound, gap, "highs", route, build_s, solve_s, text, duals=duals)
     if status in (S.kTimeLimit, S.kIterationLimit, S.kInterrupt, S.kSolutionLimit) or has_solution:
         if not has_solution:
             raise NoSolutionError(f"HiGHS stopped ({text}) before finding a feasible solution")

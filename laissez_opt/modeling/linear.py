@@ -133,6 +133,7 @@ class LinearModel:
         self.objective = np.zeros(0)
         self.objective_offset = 0.0
         self._transportation: Transportation | None = None
+        self._detect_on_demand = False
 
     # ------------------------------------------------------------ declaring
     def add_variables(
@@ -262,9 +263,73 @@ class LinearModel:
             right_block,
         )
 
+    def detect_transportation(self, *, lazy: bool = False) -> Transportation | None:
+        """Find and record a transportation structure in blocks declared one by one; None if there is none.
+
+        ``lazy=True`` defers the search to the first :meth:`transportation`
+        query (a route asking), so a declaration costs no more than its blocks.
+
+        The model qualifies when it has exactly one variable block, every lower
+        bound 0, and exactly two constraint blocks, each with coefficients 1,
+        each column at most once, and rows of the form ``sum <= capacity``
+        (lower bounds ``<= 0``, vacuous for non-negative columns; capacities
+        ``>= 0``).  The first block becomes the left nodes, the second the
+        right nodes; columns a block leaves out go to one extra node of
+        infinite capacity on that side.  A model declared with
+        :meth:`add_transportation` keeps its structure.
+
+        >>> m = LinearModel("t")
+        >>> x = m.add_variables("x", 3, upper=1.0)
+        >>> _ = m.add_constraints("agents", rows=np.array([0, 0, 1]), cols=x.columns([0, 1, 2]),
+        ...                       coefs=np.ones(3), upper=np.array([1.0, 1.0]))
+        >>> _ = m.add_constraints("pools", rows=np.array([0, 0]), cols=x.columns([0, 2]),
+        ...                       coefs=np.ones(2), upper=np.array([1.0]))
+        >>> t = m.detect_transportation()
+        >>> t.left.tolist(), t.right.tolist(), t.right_capacity.tolist()
+        ([0, 0, 1], [0, 1, 0], [1.0, inf])
+        """
+        if lazy:
+            self._detect_on_demand = self._transportation is None
+            return None
+        self._detect_on_demand = False
+        if self._transportation is not None:
+            return self.transportation()
+        if len(self.variables) != 1 or len(self.constraints) != 2:
+            return None
+        (arcs,) = self.variables.values()
+        if np.any(arcs.lower != 0):
+            return None
+        sides = []
+        for block in self.constraints.values():
+            coefs = block.coefs
+            one_value = coefs.size and coefs.strides == (0,)  # a broadcast view holds one number
+            if coefs.size and not (coefs[0] == 1.0 if one_value else np.all(coefs == 1.0)):
+                return None
+            if np.any(block.lower > 0) or np.any(block.upper < 0):
+                return None
+            local = block.cols - arcs.start
+            ascending = local.size < 2 or bool(np.all(local[1:] > local[:-1]))
+            if not ascending and np.bincount(local, minlength=arcs.size).max(initial=0) > 1:
+                return None  # a column twice in one block: not an incidence matrix
+            if local.size == arcs.size and ascending:
+                node, capacity = block.rows, block.upper  # every column once, in order
+            else:
+                node = np.full(arcs.size, block.size, dtype=np.int64)
+                node[local] = block.rows
+                capacity = np.append(block.upper, np.inf)
+            sides.append((block.name, node, capacity))
+        (left_name, left, left_capacity), (right_name, right, right_capacity) = sides
+        self._transportation = Transportation(
+            arcs.name, left, right, np.asarray(left_capacity, float), np.asarray(right_capacity, float),
+            left_name, right_name,
+        )
+        return self.transportation()
+
     # --------------------------------------------------------------- queries
     def transportation(self) -> Transportation | None:
         """The transportation structure if the model still has exactly that shape, else None."""
+        if self._detect_on_demand:
+            self.detect_transportation()
         t = self._transportation
         if t is None:
             return None

@@ -60,9 +60,11 @@ def _solve_min_cost_flow(model: LinearModel, time_limit, t0) -> Solution:
     left_cap = t.left_capacity.copy()
     right_cap = t.right_capacity.copy()
     arc_cap = arcs.upper.copy()
-    total = float(np.sum(right_cap[np.isfinite(right_cap)]))
-    if not np.all(np.isfinite(right_cap)):
-        total = min(total if np.isfinite(total) else math.inf, float(np.sum(left_cap)))
+    # Any flow is at most the total capacity of either side (a side bounds it only if all its nodes are finite).
+    total = min(
+        float(np.sum(right_cap)) if np.all(np.isfinite(right_cap)) else math.inf,
+        float(np.sum(left_cap)) if np.all(np.isfinite(left_cap)) else math.inf,
+    )
     if not math.isfinite(total):
         total = float(np.sum(np.minimum(arc_cap, 2**40)))
     big = int(min(total, 2**50))
@@ -164,7 +166,9 @@ def _solve_glop(model: LinearModel, time_limit, t0) -> Solution:
         values = rounded
         value = model.objective_value(values)
     if status == mbh.SolveStatus.OPTIMAL:
-        return Solution("optimal", values, value, value, 0.0, "ortools", route, build_s, solve_s, text)
+        # GLOP's duals are d objective / d active bound in either sense, like HiGHS's.
+        duals = np.asarray(solver.dual_values(), dtype=np.float64) if model.n_rows else np.zeros(0)
+        return Solution("optimal", values, value, value, 0.0, "ortools", route, build_s, solve_s, text, duals=duals)
     hit_limit = time_limit is not None and solve_s >= 0.95 * time_limit
     state = "time_limit" if hit_limit else "feasible"
     bound = model.trivial_bound()

@@ -48,8 +48,14 @@ def to_pyomo(model: LinearModel, *, relax_integrality: bool = False):
 
         def rule(_m, r, rows_start=bounds, cols=cols, coefs=coefs, lower=lower, upper=upper):
             lo, hi = rows_start[r], rows_start[r + 1]
-            if lo == hi or (lower[r] is None and upper[r] is None):
-                return pyo.Constraint.Skip  # an empty or unbounded row constrains nothing
+            if lower[r] is None and upper[r] is None:
+                return pyo.Constraint.Skip  # an unbounded row constrains nothing
+            if lo == hi:
+                if (lower[r] is None or lower[r] <= 0) and (upper[r] is None or upper[r] >= 0):
+                    return pyo.Constraint.Skip  # an empty row that 0 satisfies constrains nothing
+                # An empty row that 0 violates makes the model infeasible; keep it, on a zero coefficient.
+                expr = LinearExpression(constant=0.0, linear_coefs=[0.0], linear_vars=[columns[0]])
+                return (lower[r], expr, upper[r])
             expr = LinearExpression(
                 constant=0.0,
                 linear_coefs=coefs[lo:hi].tolist(),
@@ -70,6 +76,20 @@ def to_pyomo(model: LinearModel, *, relax_integrality: bool = False):
     return m
 
 
+def _row_duals(m, model: LinearModel) -> np.ndarray | None:
+    """One dual per declared row from the Pyomo model's ``dual`` suffix (None when the solver returned none)."""
+    suffix = m.component("dual")
+    if suffix is None or len(suffix) == 0:
+        return None
+    duals = np.zeros(model.n_rows)
+    for block in model.constraints.values():
+        component = m.component(block.name)
+        for r in range(block.size):
+            if r in component:
+                duals[block.start + r] = float(suffix.get(component[r], 0.0) or 0.0)
+    return duals
+
+
 def write_model(model: LinearModel, path: str) -> None:
     """Write ``model`` as an LP or MPS file (by suffix) with the declared names, atomically.
 
@@ -81,11 +101,15 @@ def write_model(model: LinearModel, path: str) -> None:
 
     from ..io import check_destination, write_atomic
 
+    from pyomo.opt import ProblemFormat
+
     check_destination(path)
     fmt = "mps" if str(path).lower().endswith(".mps") else "lp"
+    # Pyomo's own format names: given as the strings "lp"/"mps", it prints a warning on standard output.
+    problem_format = ProblemFormat.mps if fmt == "mps" else ProblemFormat.cpxlp
     with tempfile.TemporaryDirectory(prefix="laissez-opt-model-") as scratch:
         draft = os.path.join(scratch, f"model.{fmt}")
-        to_pyomo(model).write(draft, format=fmt, io_options={"symbolic_solver_labels": True})
+        to_pyomo(model).write(draft, format=problem_format, io_options={"symbolic_solver_labels": True})
         with open(draft, "rb") as handle:
             write_atomic(path, handle.read())
 
@@ -129,6 +153,10 @@ def solve_pyomo(
     if not available:
         raise SolverUnavailableError(f"Pyomo solver {plugin!r} is not available here")
     options = {}
+    lp = not model.is_integer or relax
+    if lp:
+        # Duals of an LP come back through an import suffix (rows Pyomo skipped have none: 0).
+        m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
     if plugin == "appsi_highs":
         opt.config.mip_gap = mip_gap
         if threads is not None:
@@ -174,7 +202,9 @@ def solve_pyomo(
     if term == TC.optimal:
         if bound is None or (not model.is_integer or relax):
             bound = objective
-        return Solution("optimal", values, objective, bound, relative_gap(objective, bound), solver, route, build_s, solve_s, str(term))
+        duals = _row_duals(m, model) if lp else None
+        return Solution("optimal", values, objective, bound, relative_gap(objective, bound), solver, route, build_s,
+                        solve_s, str(term), duals=duals)
     if bound is None:
         bound = model.trivial_bound()
     state = "time_limit" if term in (TC.maxTimeLimit,) else "feasible"

@@ -40,6 +40,10 @@ class Solution:
     it (within the solver's stated tolerances).  ``bound`` is the best proven
     bound on the objective (dual bound), ``gap`` the relative distance between
     them.  ``values`` is the full column vector (None when infeasible).
+    ``duals`` holds one value per row when the route solved an LP to
+    optimality and reports duals: the rate of change of the optimal objective
+    per unit increase of the row's active bound (``d objective / d bound``,
+    in the model's own sense); None otherwise.
     """
 
     status: str
@@ -54,6 +58,7 @@ class Solution:
     solver_status: str = ""
     message: str = ""
     details: dict = field(default_factory=dict)
+    duals: np.ndarray | None = None
 
     def block(self, model, name: str) -> np.ndarray:
         """Values of variable block ``name`` of ``model``."""

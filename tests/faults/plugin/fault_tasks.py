@@ -45,3 +45,14 @@ def dispatch(task):
     if action == "sleep":
         return sleep_then_echo(task)
     return echo(task)
+
+
+def _refuse_to_load(reason: str):
+    raise RuntimeError(reason)
+
+
+class ExplodesOnLoad:
+    """An object that pickles fine and cannot be unpickled: a task no worker can rebuild."""
+
+    def __reduce__(self):
+        return _refuse_to_load, ("this task cannot be rebuilt",)
