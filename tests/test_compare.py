@@ -223,3 +223,19 @@ def test_caps_parse_and_default():
     assert parse_run_time("auto", 120.0) == 300.0
     assert parse_run_time("auto", None) is None
     assert parse_run_time("2.5") == 2.5
+
+
+def test_a_method_that_cannot_reach_a_worker_runs_here_by_default_and_is_refused_when_workers_are_asked_for():
+    from declared_models import frugal_welfare
+
+    inst = lo.load(ROOT / "instances" / "hotos25-table1.json")
+    lo.register_method("frugal_here", lambda instance: frugal_welfare(instance))
+    try:
+        with pytest.warns(UserWarning, match="'frugal_here' cannot be sent to a worker process .* runs in this process"):
+            table = compare([inst], ["frugal_here", "greedy"])
+        assert {row["method"]: row["status"] for row in table.rows}["frugal_here"] == "optimal"
+        for explicit in ({"executor": "local"}, {"workers": 2}):
+            with pytest.raises(lo.InputError, match="'frugal_here' was registered in this process.*cannot be pickled"):
+                compare([inst], ["frugal_here"], **explicit)
+    finally:
+        lo.unregister_method("frugal_here")

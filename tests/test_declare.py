@@ -651,7 +651,7 @@ def test_registered_methods_compare_beside_built_in_ones(tmp_path):
         lo.register_method("frugal", local, replace=True)
         with pytest.raises(InputError, match="cannot be pickled"):
             lo.compare([inst], ["frugal"], workers=2)
-        changed = lo.compare([inst], ["welfare", "frugal"], store=tmp_path / "runs", executor="inline")
+        changed = lo.compare([inst], ["welfare", "frugal"], store=tmp_path / "runs")
         assert changed.computed == 1  # a changed definition is never served from the store
     finally:
         lo.unregister_method("frugal")

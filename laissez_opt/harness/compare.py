@@ -198,34 +198,42 @@ def _ensure_registered(spec) -> None:
         register_method(spec)
 
 
-def _shipped(name: str, executor: str):
-    """The method to send to worker processes with each task (None for built-in and plugin methods).
+def _travel_problem(name: str) -> str | None:
+    """Why method ``name``, registered in this process, cannot be sent to a worker process (``None``: it can).
 
     A method registered in this process exists in no other; it travels with
-    its tasks, so its build function must be picklable (defined at the top
-    level of an importable module or script).  Only ``inline`` runs in this
-    process; the local executor's workers are processes even with one worker.
+    its tasks, so its build function must be picklable by reference (defined at
+    the top level of an importable module or script file).
     """
     import pickle
 
     spec = registered_at_runtime(name)
     if spec is None:
-        return None
+        return None  # built in, or a plugin: every process has it
+    try:
+        payload = pickle.dumps(spec)
+    except Exception as exc:
+        return f"it cannot be pickled ({type(exc).__name__}: {exc})"
+    if b"__main__" in payload and not getattr(sys.modules.get("__main__"), "__file__", None):
+        return "it was defined in an interactive session, which no other process can import"
+    return None
+
+
+def _shipped(name: str, executor: str):
+    """The method to send to worker processes with each task (None for built-in and plugin methods).
+
+    Only ``inline`` runs in this process; the local executor's workers are
+    processes even with one worker.
+    """
     if executor != "inline":
-        advice = ("define its build function at the top level of a module or script, publish it as a plugin, "
-                  "or compare with executor='inline'")
-        try:
-            payload = pickle.dumps(spec)
-        except Exception as exc:
+        problem = _travel_problem(name)
+        if problem is not None:
             raise InputError(
                 f"method {name!r} was registered in this process, and worker processes need it sent to them, but "
-                f"it cannot be pickled ({type(exc).__name__}: {exc}); {advice}", path="--methods",
-            ) from None
-        if b"__main__" in payload and not getattr(sys.modules.get("__main__"), "__file__", None):
-            # Pickled by reference to an interactive session's namespace, which no other process has.
-            raise InputError(f"method {name!r} was defined in an interactive session, which worker processes "
-                             f"cannot import; {advice}", path="--methods")
-    return spec
+                f"{problem}; define its build function at the top level of a module or script, publish it as a "
+                f"plugin, or compare with executor='inline'", path="--methods",
+            )
+    return registered_at_runtime(name)
 
 
 def _fingerprint(name: str) -> str | None:
@@ -311,7 +319,7 @@ def compare(
     time_limit: float | None = None,
     fractional: bool = False,
     workers: int = 1,
-    executor: str = "local",
+    executor: str | None = None,
     scheduler: str | None = None,
     store: str | os.PathLike | None = None,
     progress: bool | None = None,
@@ -328,7 +336,10 @@ def compare(
     share the work (:mod:`laissez_opt.harness.store`).  ``executor``:
     ``"local"`` (``workers`` supervised worker processes), ``"inline"`` (this
     process: no isolation, no caps) or ``"dask"`` (``scheduler`` address, or a
-    local cluster).  ``objectives`` default to :func:`default_objectives`
+    local cluster).  Left at ``None`` it is ``"local"``, except that with one
+    worker a comparison of a method registered in this process that cannot be
+    sent to another (defined interactively, or not picklable) runs ``"inline"``,
+    with a warning.  ``objectives`` default to :func:`default_objectives`
     (weighted welfare, plus each objective whose exact reference method is
     listed).  The exact reference methods of the objectives are added to the
     runs when not listed (their rows are marked ``"reference_only"``).
@@ -429,6 +440,8 @@ def _positive_number(value, path: str, *, allow_none: bool = True) -> float | No
 def _plan(instances, methods, *, solver, time_limit, fractional, workers, executor, scheduler, objectives,
           method_options, pareto, run_memory, run_time) -> _Plan:
     """Check every argument and option, load the instances and lay out the runs; nothing runs yet."""
+    chosen = executor
+    executor = "local" if executor is None else executor
     if executor not in EXECUTORS:
         raise InputError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}", path="--executor")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -472,6 +485,12 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
                   for name in run_methods}
     import hashlib
 
+    stays = {name: problem for name in run_methods if (problem := _travel_problem(name))}
+    if chosen is None and workers == 1 and stays:
+        name, problem = next(iter(stays.items()))
+        warnings.warn(f"method {name!r} cannot be sent to a worker process ({problem}); the comparison runs in "
+                      "this process, without the run memory and time caps", stacklevel=4)
+        executor = "inline"
     shipped = {name: _shipped(name, executor) for name in run_methods}
     tasks = []
     for item in instances:
