@@ -7,13 +7,26 @@
 1.5
 """
 
-from .api import check, estimate, generate, load, solve, verify
+from .api import (
+    certify,
+    check,
+    check_certificate,
+    estimate,
+    frontier,
+    generate,
+    load,
+    load_certificate,
+    probe_truthfulness,
+    solve,
+    verify,
+)
 from .declare import Model, declared_method
 from .errors import (
     InfeasibleError,
     InputError,
     LaissezOptError,
     NoSolutionError,
+    NotProvenError,
     SolverUnavailableError,
     VerificationError,
 )
@@ -45,6 +58,11 @@ __all__ = [
     "generate",
     "verify",
     "check",
+    "certify",
+    "check_certificate",
+    "load_certificate",
+    "frontier",
+    "probe_truthfulness",
     "dumps_instance",
     "instance_from_dict",
     "instance_to_dict",
@@ -53,6 +71,7 @@ __all__ = [
     "InputError",
     "LaissezOptError",
     "NoSolutionError",
+    "NotProvenError",
     "SolverUnavailableError",
     "VerificationError",
 ]

@@ -24,7 +24,10 @@ from .limits import SizeEstimate, TimeLimitReached, deadline, parse_memory, refu
 from .methods import get_method
 from .result import Result
 
-__all__ = ["load", "solve", "estimate", "generate", "verify", "check", "solve_options", "check_time_limit"]
+__all__ = [
+    "load", "solve", "estimate", "generate", "verify", "check", "solve_options", "check_time_limit", "certify",
+    "check_certificate", "load_certificate", "frontier", "FRONTIER_METHODS", "probe_truthfulness", "options_of",
+]
 
 
 def load(path: str | os.PathLike) -> Instance:
@@ -197,7 +200,7 @@ def generate(family: str, agents: int, pools: int, *, seed: int = 0, **params) -
     return instance_from_dict(data, f"<generated {family}>")
 
 
-def check(instance, result, **opts):
+def check(instance, result, *, truthfulness: bool = False, budget: int = 2000, **opts):
     """Fairness and efficiency report of an allocation: SI, EF, PE (with certificate), welfare.
 
     ``instance``: an :class:`Instance` or a path; ``result``: a
@@ -205,6 +208,9 @@ def check(instance, result, **opts):
     result file.  ``opts`` go to :func:`laissez_opt.analysis.check.check`
     (``solver``, ``fractional``, ``via``, ``time_limit``).  Returns a
     :class:`~laissez_opt.analysis.check.CheckReport` (``.summary()``, ``.to_dict()``).
+    ``truthfulness=True`` also probes the result's method, run again with the
+    result's options, for profitable misreports (:func:`probe_truthfulness`, at
+    most ``budget`` lies per agent and family); the report's ``truthfulness``.
 
     >>> import laissez_opt as lo
     >>> inst = lo.Instance(pools=[lo.Pool("P")], agents=[lo.Agent("A")], edges=[lo.Edge("A", "P", 1.0)])
@@ -223,4 +229,245 @@ def check(instance, result, **opts):
         source = str(result)
         result = load_result(result)
     opts.setdefault("source", source)
-    return run_check(instance, result, **opts)
+    report = run_check(instance, result, **opts)
+    if _flag(truthfulness, "truthfulness"):
+        report.truthfulness = probe_truthfulness(instance, result.method, options=options_of(result), budget=budget)
+    return report
+
+
+def options_of(result: Result) -> dict:
+    """The declared options a result was produced with, to run its method again (``params`` and ``details``).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)])
+    >>> options_of(lo.solve(inst, "mtf", threshold="fixed:0.3", tokens=2))
+    {'tokens': 2, 'threshold': 0.3, 'seed': 0, 'episodes': 1, 'normalize': 'agent'}
+    """
+    spec = get_method(result.method)
+    out = {}
+    for name, value in (result.params or {}).items():
+        if name in spec.option_names and name != "time_limit" and value is not None:
+            out[name] = value
+    policy = (result.details or {}).get("threshold_policy")
+    if result.method == "mtf" and isinstance(policy, dict):
+        # params keep only the policy's name; a fixed policy's thresholds are in the details.
+        out["threshold"] = policy.get("tau", 0.0) if policy.get("name") == "fixed" else policy.get("name")
+    return spec.check_options(out)
+
+
+def probe_truthfulness(instance, method: str = "mtf", *, options=None, agents=None, families=None,
+                       budget: int = 2000, seed: int = 0):
+    """Search for profitable misreports of ``method`` on ``instance``: the truthfulness probe.
+
+    Runs the method truthfully, then with one agent at a time lying (scaled
+    utilities or bids, per-pool scaling, other preference orders, and for
+    ``mtf`` other fixed thresholds), and compares the liar's true payoff
+    (:mod:`laissez_opt.analysis.truthfulness`).  ``options``: the method's
+    options (checked as for :func:`solve`); ``budget``: most lies per agent and
+    family (a family that is larger is sampled, with every single-round
+    deviation).  Returns a :class:`~laissez_opt.analysis.truthfulness.TruthfulnessReport`
+    (``.profitable``, ``.largest``, ``.findings``, ``.to_dict()``).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("A10")], [lo.Agent("A", demand=1), lo.Agent("B", demand=1)],
+    ...                    [lo.Edge("A", "A10", 0.687), lo.Edge("B", "A10", 0.762)], name="bids")
+    >>> lo.probe_truthfulness(inst, "vcg").profitable          # second price: no lie pays
+    False
+    >>> lo.probe_truthfulness(inst, "greedy").largest["lie"]   # first come, highest report: A overbids
+    'reports every value times 1.25'
+    """
+    from .analysis.truthfulness import probe
+
+    instance = _as_instance(instance)
+    if options is not None and not isinstance(options, dict):
+        raise InputError(f"options must be a mapping of option name to value, got {type(options).__name__}",
+                         path="options")
+    spec, opts, _ = solve_options(method, **(options or {}))
+    opts = {k: v for k, v in opts.items() if k != "time_limit"}
+
+    def run(inst, name, given):
+        return solve(inst, name, **given)
+
+    return probe(instance, spec.name, run=run, options=opts, agents=agents, families=families, budget=budget,
+                 seed=seed)
+
+
+def _result_and_allocation(result):
+    """A :class:`Result` and its allocation records with exact amounts (a file's decimals when read from a path)."""
+    from .io import load_result, result_from_dict
+
+    if isinstance(result, Result):
+        return result, None, None
+    if isinstance(result, dict):
+        return result_from_dict(result), None, None
+    if isinstance(result, (str, os.PathLike)):
+        from .analysis.rational import read_exact_json
+
+        loaded = load_result(result)
+        exact = read_exact_json(result)
+        records = [{**rec, "round": rec.get("round", 0)} for rec in exact.get("allocation", [])]
+        return loaded, records, str(result)
+    raise InputError(f"expected a Result, a result dictionary or the path of a result file, got {type(result).__name__}",
+                     path="result")
+
+
+def load_certificate(path: str | os.PathLike):
+    """Read a certificate file (``format: laissez-opt/certificate``) written by :func:`certify` or ``laissez-opt certify -o``.
+
+    >>> import json, os, tempfile, laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 0.5)], name="one")
+    >>> cert = lo.certify(inst, lo.solve(inst, "welfare")).certificate.to_dict()
+    >>> with tempfile.TemporaryDirectory() as scratch:
+    ...     path = os.path.join(scratch, "cert.json")
+    ...     _ = open(path, "w").write(json.dumps(cert))
+    ...     lo.load_certificate(path).lps[0].value
+    Fraction(1, 2)
+    """
+    from .analysis.certify import Certificate
+    from .io import read_json
+
+    return Certificate.from_dict(read_json(path), str(path))
+
+
+def certify(instance, result, *, claim: str = "auto", certificate=None, tolerance: float = 1e-9):
+    """Prove ``result``'s claim in exact rational arithmetic; a :class:`~laissez_opt.analysis.certify.CertifyReport`.
+
+    For an LP-based result (``welfare``; ``vcg`` with its payments; the
+    fractional ``maxmin``, ``themis`` and ``fair_welfare``) the claim is its
+    optimality; ``claim="pareto"`` proves instead that any result's allocation
+    is Pareto-efficient (or exhibits an improvement).  The certificate (LP
+    primal solutions and multipliers, every number a rational) is built with
+    HiGHS's bases re-solved exactly, or read from ``certificate`` (a
+    :class:`~laissez_opt.analysis.certify.Certificate`, a dictionary or a path),
+    and checked against the instance's decimal numbers with no solver
+    (:func:`laissez_opt.analysis.certify.check_certificate`).  ``report.proven``
+    is the verdict, ``report.failure`` names the failing row, column or value,
+    ``report.exact`` the proven values as ``p/q`` text, and
+    ``report.certificate.to_dict()`` the certificate file.
+
+    ``instance``: an :class:`Instance` or a path; ``result``: a
+    :class:`Result`, a result dictionary or a path (whose decimals are read
+    exactly); ``tolerance``: how far (relative) the result's floating-point
+    numbers may be from the exact ones.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 0.3), lo.Edge("B", "P", 0.7)], name="two")
+    >>> report = lo.certify(inst, lo.solve(inst, "maxmin", fractional=True))
+    >>> report.proven, report.exact["leximin"]
+    (True, {'A': '1', 'B': '1'})
+    """
+    from .analysis.certify import Certificate, certify as run_certify
+
+    instance = _as_instance(instance)
+    result, records, result_source = _result_and_allocation(result)
+    source = None
+    if isinstance(certificate, (str, os.PathLike)):
+        source = str(certificate)
+        certificate = load_certificate(certificate)
+    elif certificate is not None and not isinstance(certificate, (Certificate, dict)):
+        raise InputError(f"expected a certificate (object, dictionary or path), got {type(certificate).__name__}",
+                         path="certificate")
+    try:
+        return run_certify(instance, result, claim=claim, certificate=certificate, tolerance=tolerance,
+                           allocation=records, certificate_source=source)
+    except InputError as err:
+        # A problem with the result (another instance, an unknown id) names the result file.
+        if result_source is not None and err.source is None and (err.path or "").startswith("$."):
+            err.located(result_source)
+        raise
+
+
+def check_certificate(instance, certificate):
+    """Check a certificate against ``instance`` in exact arithmetic, with no solver and no result.
+
+    Returns a :class:`~laissez_opt.analysis.certify.CertificateCheck` (``ok``,
+    ``failure``, the proven ``values``).  ``certificate``: a path, a dictionary
+    or a :class:`~laissez_opt.analysis.certify.Certificate`.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 0.5)], name="one")
+    >>> cert = lo.certify(inst, lo.solve(inst, "welfare")).certificate.to_dict()
+    >>> lo.check_certificate(inst, cert).ok
+    True
+    >>> cert["lps"][0]["dual"] = {'capacity["P",0]': "1"}   # a multiplier too large
+    >>> lo.check_certificate(inst, cert).failure
+    'LP 1 (welfare): objective: the allocation reaches 1/2 but the dual bound is 1'
+    """
+    from .analysis.certify import check_certificate as run_check
+
+    instance = _as_instance(instance)
+    source = None
+    if isinstance(certificate, (str, os.PathLike)):
+        source = str(certificate)
+        certificate = load_certificate(certificate)
+    return run_check(instance, certificate, source=source)
+
+
+#: Methods placed on the frontier by default: every heuristic and the exact allocation models
+#: (``NAME:fractional`` for a time-sharing run).
+FRONTIER_METHODS = (
+    "welfare", "maxmin", "maxmin:fractional", "themis", "themis:fractional", "vcg", "drf",
+    "greedy", "mtf", "auction", "round_robin", "time_equal", "fixed_partition", "dynamic_partition",
+    "gandiva_fair", "fcfs_static", "myopic",
+)
+
+
+def frontier(instance, *, methods=None, normalizer: str = "equal_share", max_lps: int = 400,
+             fair: bool = True, integral: bool = True, time_limit: float | None = 60.0):
+    """The price of fairness as a curve: the exact welfare / max-min frontier with methods placed on it.
+
+    Traces ``f(t)``, the largest weighted welfare ``sum_i w_i U_i`` among time-sharing
+    allocations whose max-min level (``min_i phi_i`` with ``normalizer="equal_share"``)
+    is at least ``t``, through its exact breakpoints
+    (:func:`laissez_opt.analysis.frontier.trace_frontier`: parametric LPs solved in
+    rationals, no grid); adds the best welfare under sharing incentive,
+    envy-freeness and the largest max-min level, with their prices of fairness
+    (``fair``; ``integral`` also solves the whole-device MILPs); and places every
+    method of ``methods`` (default :data:`FRONTIER_METHODS`; ``"maxmin:fractional"``
+    for a time-sharing run) by its level and welfare.  A method that cannot run
+    on the instance is listed in ``report.skipped`` with the reason.  Returns a
+    :class:`~laissez_opt.analysis.frontier.FrontierReport` (``.markdown()``,
+    ``.figure()``, ``.to_dict()``, ``.to_dataframe()``).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("A10", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "A10", 0.9), lo.Edge("B", "A10", 0.5)], name="two")
+    >>> report = lo.frontier(inst, methods=["welfare", "greedy"], integral=False)
+    >>> [(p.name, str(p.level), str(p.gap)) for p in report.placements]
+    [('welfare', '0', '0'), ('greedy', '0', '0')]
+    >>> [(row["notion"], row["exact"]) for row in report.fair]
+    [('sharing_incentive', '7/5'), ('envy_free', '7/5'), ('max_min', '7/5')]
+    """
+    from .analysis.frontier import FrontierReport, fair_optima, place, trace_frontier
+
+    instance = _as_instance(instance)
+    names = list(FRONTIER_METHODS if methods is None else methods)
+    if not all(isinstance(m, str) for m in names):
+        raise InputError("methods must be method names (NAME or NAME:fractional)", path="methods")
+    check_time_limit(time_limit)
+    start = time.perf_counter()
+    curve = trace_frontier(instance, normalizer=normalizer, max_lps=max_lps)
+    t_curve = time.perf_counter()
+    rows = fair_optima(instance, curve, integral=_flag(integral, "integral"), time_limit=time_limit) \
+        if _flag(fair, "fair") else []
+    t_fair = time.perf_counter()
+    placements, skipped = [], {}
+    for label in names:
+        name, _, mode = label.partition(":")
+        if mode not in ("", "fractional"):
+            raise InputError(f"unknown mode {mode!r} in {label!r}; write NAME or NAME:fractional", path="methods")
+        get_method(name)  # an unknown name is a usage error, not a skipped method
+        try:
+            result = solve(instance, name, time_limit=time_limit, fractional=True if mode else None)
+        except (InputError, NoSolutionError, InfeasibleError, SolverUnavailableError) as err:
+            skipped[label] = getattr(err, "problem", None) or str(err)
+            continue
+        if result.status == "infeasible":
+            skipped[label] = "infeasible"
+            continue
+        placements.append(place(curve, label, result))
+    end = time.perf_counter()
+    return FrontierReport(curve, rows, placements, skipped,
+                          {"frontier_s": t_curve - start, "fair_s": t_fair - t_curve, "methods_s": end - t_fair,
+                           "total_s": end - start})

@@ -15,6 +15,7 @@ __all__ = [
     "SolverError",
     "SolverUnavailableError",
     "VerificationError",
+    "NotProvenError",
 ]
 
 
@@ -83,3 +84,9 @@ class VerificationError(LaissezOptError):
     """A returned allocation failed independent verification: a bug, never a user error."""
 
     exit_code = 1
+
+
+class NotProvenError(LaissezOptError):
+    """A certificate did not prove the claim it was checked for (exit code 5); the message names the failing row."""
+
+    exit_code = 5

@@ -38,6 +38,7 @@ _MODULES = (
     "laissez_opt.exact.themis",
     "laissez_opt.exact.maxmin",
     "laissez_opt.exact.drf",
+    "laissez_opt.exact.fair_welfare",
     "laissez_opt.heuristics.greedy",
     "laissez_opt.heuristics.mtf",
     "laissez_opt.exact.migration",

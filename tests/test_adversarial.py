@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import signal
 
 import pytest
 from click.testing import CliRunner
@@ -184,11 +185,19 @@ def extreme_instances(draw):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(inst=extreme_instances(), method=st.sampled_from(sorted(METHODS)))
 def test_every_method_on_extreme_instances_gives_a_verified_result_or_a_clear_error(inst, method):
+    def overtime(signum, frame):
+        raise AssertionError(f"{method} ran past 60 s on a 10 s time limit")
+
+    previous = signal.signal(signal.SIGALRM, overtime)
+    signal.alarm(60)
     try:
         result = lo.solve(inst, method, time_limit=10, max_memory="2G")
     except LaissezOptError as err:
         assert str(err) and "\n" not in str(err)
         return
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
     if result.status == "infeasible":
         assert not result.allocation
         return

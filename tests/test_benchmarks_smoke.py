@@ -74,3 +74,18 @@ def test_modelling_overhead_quick(tmp_path):
     assert "| 1000x100 |" in (out / "modelling_overhead.md").read_text()
     assert "same LP on every size: yes" in run.stdout
     assert sorted(p.name for p in out.iterdir()) == ["modelling_overhead.json", "modelling_overhead.md"]
+
+
+def test_certify_scaling_quick(tmp_path):
+    """``benchmarks/certify_scaling.py --quick``: every case proven, the reviewer's check agrees, files written."""
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "certify_scaling.py"), "--quick", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "certify_scaling.json").read_text())
+    assert {(r["method"], r["size"]) for r in report["rows"]} >= {("welfare", "1000x100"), ("maxmin", "100x10")}
+    assert all(r["proven"] and r["reviewer_ok"] for r in report["rows"])
+    assert "Target (welfare at 1000 x 100 certified in under 10 s)" in (out / "certify_scaling.md").read_text()
+    assert sorted(p.name for p in out.iterdir()) == ["certify_scaling.json", "certify_scaling.md"]

@@ -77,6 +77,7 @@ class CheckReport:
     verification_ok: bool
     violations: list[str]
     timing: dict[str, float] = field(default_factory=dict)
+    truthfulness: Any = None  # TruthfulnessReport when the check probed for misreports
 
     def summary(self) -> dict[str, Any]:
         """The verdicts: verified, SI, EF, PE (None: undecided or not checked) and the price of fairness."""
@@ -108,6 +109,7 @@ class CheckReport:
                 "pareto_note": self.pareto_note,
                 "price_of_fairness": self.price,
                 "timing": self.timing,
+                **({"truthfulness": self.truthfulness.to_dict()} if self.truthfulness is not None else {}),
             }
         )
 

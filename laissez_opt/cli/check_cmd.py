@@ -119,6 +119,32 @@ def render_report(report, console) -> None:
         console.print(cert)
 
 
+def render_truthfulness(probe, console) -> None:
+    """Print a truthfulness probe: what was tried and the largest profitable lie per agent and family."""
+    from rich.table import Table
+
+    tried = Table(title=f"truthfulness probe of {probe.method} ({probe.runs} runs)", title_justify="left")
+    for name, just in (("lie family", "left"), ("lies tried", "right"), ("exhaustive", "left"),
+                       ("agents with a profitable lie", "right")):
+        tried.add_column(name, justify=just)
+    for family, stats in probe.tried.items():
+        tried.add_row(family, str(stats["lies"]), _fmt(stats["exhaustive"]), str(stats["profitable"]))
+    console.print(tried)
+    if not probe.findings:
+        console.print("[green]no profitable misreport found[/green] among the lies tried")
+    else:
+        found = Table(title="profitable misreports (largest per agent and family)", title_justify="left")
+        for name, just in (("agent", "left"), ("family", "left"), ("truthful", "right"), ("lying", "right"),
+                           ("gain", "right"), ("the lie", "left")):
+            found.add_column(name, justify=just)
+        for f in probe.findings[:MAX_ROWS]:
+            found.add_row(f["agent"], f["family"], _fmt(f["truthful_payoff"]), _fmt(f["payoff"]), _fmt(f["gain"]),
+                          f["lie"])
+        console.print(found)
+    for note in probe.notes:
+        console.print(f"[dim]note: {note}[/dim]")
+
+
 @click.command("check")
 @click.argument("instance", type=str)
 @click.argument("result", type=str)
@@ -130,7 +156,12 @@ def render_report(report, console) -> None:
 @click.option("--time-limit", type=float, default=None, help="Seconds for the Pareto check.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), default=None,
               help="Also write the JSON report here (atomically).")
-def check_command(instance, result, as_json, solver, mode, time_limit, output):
+@click.option("--truthfulness", is_flag=True,
+              help="Also probe the result's method for profitable misreports (scaled values, per-pool values, "
+                   "preference orders, MTF thresholds), rerunning it with the result's options.")
+@click.option("--budget", type=int, default=2000, show_default=True,
+              help="Most misreports tried per agent and lie family (--truthfulness); larger families are sampled.")
+def check_command(instance, result, as_json, solver, mode, time_limit, output, truthfulness, budget):
     """Fairness and efficiency of RESULT's allocation on INSTANCE: SI, EF, PE (with certificate), welfare."""
     import json
 
@@ -139,12 +170,18 @@ def check_command(instance, result, as_json, solver, mode, time_limit, output):
     from ..io import check_destination, load_instance, load_result, write_atomic
 
     check_time_limit(time_limit, "--time-limit")
+    if budget < 1:
+        raise InputError(f"must be an integer >= 1, got {budget}", path="--budget")
     if output:
         check_destination(output, inputs=(instance, result))
     inst = load_instance(instance)
     res = load_result(result)
     fractional = None if mode == "auto" else mode == "fractional"
     report = check(inst, res, solver=solver, fractional=fractional, time_limit=time_limit, source=result)
+    if truthfulness:
+        from ..api import options_of, probe_truthfulness
+
+        report.truthfulness = probe_truthfulness(inst, res.method, options=options_of(res), budget=budget)
     text = json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n"
     if output:
         write_atomic(output, text)
@@ -153,4 +190,7 @@ def check_command(instance, result, as_json, solver, mode, time_limit, output):
     else:
         from rich.console import Console
 
-        render_report(report, Console(highlight=False, soft_wrap=False))
+        console = Console(highlight=False, soft_wrap=False)
+        render_report(report, console)
+        if report.truthfulness is not None:
+            render_truthfulness(report.truthfulness, console)

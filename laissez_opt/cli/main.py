@@ -2,7 +2,8 @@
 
 Exit codes (contract): 0 a result was produced (including ``time_limit`` with an
 incumbent); 2 bad input or usage; 3 the instance is infeasible for the method;
-4 a time limit ended the search before any solution; 1 an internal error.
+4 a time limit ended the search before any solution; 5 a certificate did not
+prove its claim (``certify``); 1 an internal error.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 
 import click
 
-from ..errors import InfeasibleError, InputError, LaissezOptError
+from ..errors import InfeasibleError, InputError, LaissezOptError, NotProvenError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -61,6 +62,8 @@ class _Group(click.Group):
             raise
         except InfeasibleError as err:
             _fail(f"infeasible: {err}", 3)
+        except NotProvenError as err:
+            _fail(f"not proven: {err}", 5)
         except LaissezOptError as err:
             _fail(f"error: {err}", err.exit_code)
         except KeyboardInterrupt:
@@ -274,3 +277,11 @@ cli.add_command(compare_command)
 from .check_cmd import check_command  # noqa: E402
 
 cli.add_command(check_command)
+
+from .certify_cmd import certify_command  # noqa: E402
+
+cli.add_command(certify_command)
+
+from .frontier_cmd import frontier_command  # noqa: E402
+
+cli.add_command(frontier_command)

@@ -688,7 +688,7 @@ class Model:
 
     def _solve_once(self, model: LinearModel, opts: dict) -> Solution:
         try:
-            return solve_model(model, **opts)
+            return solve_model(model, duals=True, **opts)
         except (SolverError, NoSolutionError) as exc:
             if "unbounded" in str(exc).lower():
                 names = [b.name for b in self.variables.values() if np.any(np.isinf(b.upper)) or np.any(np.isinf(b.lower))]
@@ -768,7 +768,7 @@ class Model:
         if check and not verdict.ok:
             raise VerificationError(f"model {self.name!r} on {inst.name}: {verdict}")
         self.last_values = values
-        binding, count = self._binding(verdict.activities, solution.duals)
+        binding, count = self._binding(verdict.activities, None if solution.duals is None else solution.duals.row)
         details: dict[str, Any] = {
             "verification": verdict.summary(),
             "binding": binding,

@@ -96,7 +96,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import NoSolutionError
+from ..errors import InputError, NoSolutionError
 from ..limits import SizeEstimate, remaining
 from ..method_spec import Option
 from ..modeling import LinearModel, solve_model
@@ -246,6 +246,9 @@ def declare_leximin(
     Columns with ``coef = 0`` are fixed at 0 (they add no value).
     """
     coef = np.asarray(coef, dtype=np.float64)
+    if not np.all(np.isfinite(coef)):
+        raise InputError("the normalised values overflow (a weight or a normaliser is too close to 0 for floating "
+                         "point); rescale the weights or the utilities", path="instance")
     # Solvers drop coefficients below about 1e-9 and lose accuracy above 1e9: when every value
     # coefficient lies far from 1 (pools of millions of devices make equal-share normalised values
     # tiny), the engine works in units of the largest one and the results are scaled back.

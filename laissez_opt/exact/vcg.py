@@ -151,6 +151,11 @@ def build_vcg(
 
 
 # ------------------------------------------------------------------ pivots by exchange paths
+#: The most held units :meth:`ExchangeGraph.removal_loss` cancels one path at a time; beyond it
+#: (agents holding thousands of devices) one re-solve without the agent is the faster proof.
+MAX_PATH_UNITS = 256
+
+
 class ExchangeGraph:
     """The residual (exchange) graph of an integral optimum of a transportation model.
 
@@ -325,7 +330,8 @@ class ExchangeGraph:
         (arc ``o -> rho'`` of cost ``-w_{l,rho'}``); ``o -> rho`` of cost 0
         unsells a unit.  Bellman-Ford runs on the dense ``(|right| + 1)^2``
         matrix of the contracted arcs, which is updated, not rebuilt, as flows
-        change.  Returns None when a check fails (the caller then re-solves).
+        change.  Returns None when a check fails, or when the nodes hold more than
+        :data:`MAX_PATH_UNITS` units (the caller then re-solves).
         """
         if self.distances is None:
             return None
@@ -339,6 +345,8 @@ class ExchangeGraph:
         left_flow = self.left_flow.copy()
         right_flow = self.right_flow.copy()
         nodes = [int(l) for l in left_nodes if left_flow[l] > 0]
+        if float(left_flow[nodes].sum()) > MAX_PATH_UNITS:
+            return None  # one path per held unit: many units are priced faster by a re-solve
         left_cap[nodes] = left_flow[nodes]
 
         # The best arc with room into each right node (o -> l -> rho), kept up to date.

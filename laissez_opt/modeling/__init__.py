@@ -1,7 +1,7 @@
 """Solver-neutral model declarations and their lowering to HiGHS, Pyomo and OR-Tools."""
 
 from .linear import ConstraintBlock, LinearModel, Transportation, VariableBlock
-from .solution import STATUSES, Solution, relative_gap
+from .solution import STATUSES, Duals, Solution, relative_gap
 from .solve import ROUTES, SOLVERS, solve_model
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "VariableBlock",
     "STATUSES",
     "Solution",
+    "Duals",
     "relative_gap",
     "ROUTES",
     "SOLVERS",

@@ -14,9 +14,43 @@ import numpy as np
 
 from ..errors import NoSolutionError, SolverError
 from .linear import LinearModel
-from .solution import Solution, relative_gap
+from .solution import Duals, Solution, relative_gap
 
-__all__ = ["solve_highs"]
+__all__ = ["solve_highs", "highs_duals"]
+
+
+def highs_duals(h, column_lower: np.ndarray, row_lower: np.ndarray) -> Duals:
+    """The duals and the basis of the LP optimum held by the ``highspy.Highs`` object ``h``.
+
+    HiGHS reports ``col_dual = c - A^T row_dual`` in both senses, which is the
+    convention of :class:`~laissez_opt.modeling.solution.Duals`; its basis
+    status numbering (lower 0, basic 1, upper 2, zero 3, nonbasic 4) is kept,
+    with "nonbasic" (4, a column HiGHS never moved) read as "at its lower bound"
+    when that bound (``column_lower``, ``row_lower``) is finite and "zero" otherwise.
+
+    >>> import numpy as np
+    >>> from laissez_opt.modeling import LinearModel
+    >>> m = LinearModel("toy", sense="max")
+    >>> x = m.add_variables("x", 2, upper=np.array([np.inf, 0.5]))
+    >>> _ = m.add_constraints("budget", rows=np.array([0, 0]), cols=x.columns([0, 1]), coefs=np.ones(2),
+    ...                       upper=np.array([1.0]))
+    >>> m.set_objective(x, np.array([1.0, 3.0]))
+    >>> d = solve_highs(m, duals=True).duals          # filled by highs_duals
+    >>> d.row.tolist(), (d.column + 0.0).tolist(), d.column_basis.tolist()   # z = c - A^T y
+    ([1.0], [0.0, 2.0], [1, 2])
+    """
+    sol = h.getSolution()
+    basis = h.getBasis()
+    column_basis = np.fromiter((int(s) for s in basis.col_status), dtype=np.int8, count=len(basis.col_status))
+    row_basis = np.fromiter((int(s) for s in basis.row_status), dtype=np.int8, count=len(basis.row_status))
+    if np.any(column_basis == 4):
+        at = np.where(np.isfinite(column_lower), 0, 3)
+        column_basis = np.where(column_basis == 4, at, column_basis).astype(np.int8)
+    if np.any(row_basis == 4):
+        at = np.where(np.isfinite(row_lower), 0, 3)
+        row_basis = np.where(row_basis == 4, at, row_basis).astype(np.int8)
+    return Duals(np.asarray(sol.row_dual, dtype=np.float64), np.asarray(sol.col_dual, dtype=np.float64),
+                 row_basis, column_basis)
 
 
 def _pass_model(h, model: LinearModel, integral: bool) -> None:
@@ -87,13 +121,18 @@ def solve_highs(
     verbose: bool = False,
     relax_integrality: bool | None = None,
     start: np.ndarray | None = None,
+    duals: bool = False,
+    highs_options: dict | None = None,
 ) -> Solution:
     """Solve ``model`` with HiGHS through highspy's matrix API.
 
     When the declaration proves its LP relaxation integral
     (:meth:`LinearModel.integrality_is_free`), the model is solved as an LP and
     the vertex returned is checked to be integral; should it not be (it can only
-    happen on a non-vertex solution), the MIP is solved instead.
+    happen on a non-vertex solution), the MIP is solved instead.  ``duals=True``
+    attaches the LP optimum's duals and basis (:func:`highs_duals`) to an
+    optimal LP solution; ``highs_options`` sets further HiGHS options by name
+    (tolerances, ``presolve``) for callers that need them.
     """
     import highspy
 
@@ -106,6 +145,8 @@ def solve_highs(
         h.setOptionValue("time_limit", float(time_limit))
     if threads is not None:
         h.setOptionValue("threads", int(threads))
+    for name, value in (highs_options or {}).items():
+        h.setOptionValue(name, value)
     if integral:
         h.setOptionValue("mip_rel_gap", float(mip_gap))
         # The default absolute gap (1e-6) would call a solution optimal that is 1e-6 short.
@@ -152,16 +193,17 @@ def solve_highs(
             if np.max(np.abs(values - rounded), initial=0.0) > 1e-9:
                 return solve_highs(
                     model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose,
-                    relax_integrality=False, start=start,
+                    relax_integrality=False, start=start, duals=duals, highs_options=highs_options,
                 )
             values = rounded
             objective = model.objective_value(values)
             route = "highspy-lp (totally unimodular: LP vertex is integral)"
         bound = float(info.mip_dual_bound) if integral else objective
         gap = float(info.mip_gap) if integral else 0.0
-        # HiGHS's row duals are d objective / d active bound in either sense; a MIP has none.
-        duals = None if integral else np.asarray(h.getSolution().row_dual, dtype=np.float64)
-        return Solution("optimal", values, objective, bound, gap, "highs", route, build_s, solve_s, text, duals=duals)
+        solution = Solution("optimal", values, objective, bound, gap, "highs", route, build_s, solve_s, text)
+        if duals and not integral:
+            solution.duals = highs_duals(h, model.bounds()[0], model.row_bounds()[0])
+        return solution
     if status in (S.kTimeLimit, S.kIterationLimit, S.kInterrupt, S.kSolutionLimit) or has_solution:
         if not has_solution:
             raise NoSolutionError(f"HiGHS stopped ({text}) before finding a feasible solution")

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import NoSolutionError, SolverError, SolverUnavailableError
 from .linear import LinearModel
-from .solution import Solution, relative_gap
+from .solution import Duals, Solution, relative_gap
 
 __all__ = ["solve_ortools", "CP_SAT_MAX_COLUMNS"]
 
@@ -121,11 +121,13 @@ def _solve_min_cost_flow(model: LinearModel, time_limit, t0) -> Solution:
     )
 
 
-def _solve_glop(model: LinearModel, time_limit, t0) -> Solution:
+def _solve_glop(model: LinearModel, time_limit, t0, duals: bool = False) -> Solution:
     """GLOP on the declaration's arrays, passed in one call (``model_builder``'s sparse-data loader).
 
     Integrality is dropped: callers only come here for LPs and for models whose
-    LP relaxation is integral.
+    LP relaxation is integral.  ``duals=True`` attaches GLOP's row duals and
+    reduced costs (no basis) to an optimal solution; GLOP's signs already follow
+    :class:`~laissez_opt.modeling.solution.Duals` (``z = c - A^T y``).
     """
     from ortools.linear_solver.python import model_builder_helper as mbh
 
@@ -166,9 +168,11 @@ def _solve_glop(model: LinearModel, time_limit, t0) -> Solution:
         values = rounded
         value = model.objective_value(values)
     if status == mbh.SolveStatus.OPTIMAL:
-        # GLOP's duals are d objective / d active bound in either sense, like HiGHS's.
-        duals = np.asarray(solver.dual_values(), dtype=np.float64) if model.n_rows else np.zeros(0)
-        return Solution("optimal", values, value, value, 0.0, "ortools", route, build_s, solve_s, text, duals=duals)
+        solution = Solution("optimal", values, value, value, 0.0, "ortools", route, build_s, solve_s, text)
+        if duals:
+            solution.duals = Duals(np.asarray(solver.dual_values(), dtype=np.float64),
+                                   np.asarray(solver.reduced_costs(), dtype=np.float64))
+        return solution
     hit_limit = time_limit is not None and solve_s >= 0.95 * time_limit
     state = "time_limit" if hit_limit else "feasible"
     bound = model.trivial_bound()
@@ -375,10 +379,12 @@ def solve_ortools(
     threads: int | None = None,
     mip_gap: float = 1e-7,
     backend: str | None = None,
+    duals: bool = False,
 ) -> Solution:
     """Solve ``model`` with the OR-Tools solver its structure calls for.
 
     ``backend`` forces one of ``"min_cost_flow"``, ``"glop"``, ``"cp_sat"``, ``"scip"``.
+    ``duals=True``: GLOP attaches the LP duals; the other backends report none.
     """
     t0 = time.perf_counter()
     if backend is None:
@@ -399,7 +405,7 @@ def solve_ortools(
     if backend == "glop":
         if model.is_integer and not model.integrality_is_free():
             raise SolverUnavailableError("GLOP solves LPs only; this model needs integrality")
-        return _solve_glop(model, time_limit, t0)
+        return _solve_glop(model, time_limit, t0, duals)
     if backend == "cp_sat":
         if not _cp_sat_eligible(model):
             raise SolverUnavailableError(

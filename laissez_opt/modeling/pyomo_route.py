@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import NoSolutionError, SolverError, SolverUnavailableError
 from .linear import LinearModel
-from .solution import Solution, relative_gap
+from .solution import Duals, Solution, relative_gap
 
 __all__ = ["to_pyomo", "solve_pyomo", "write_model"]
 
@@ -76,18 +76,26 @@ def to_pyomo(model: LinearModel, *, relax_integrality: bool = False):
     return m
 
 
-def _row_duals(m, model: LinearModel) -> np.ndarray | None:
-    """One dual per declared row from the Pyomo model's ``dual`` suffix (None when the solver returned none)."""
-    suffix = m.component("dual")
-    if suffix is None or len(suffix) == 0:
-        return None
-    duals = np.zeros(model.n_rows)
+def _pyomo_duals(model: LinearModel, m, opt) -> Duals:
+    """Row duals and reduced costs of the Pyomo model ``m`` just solved by ``opt`` (``appsi_highs``).
+
+    Rows the Pyomo model skipped (empty or unbounded) have dual 0.  The plugin
+    reports HiGHS's own values, whose signs are those of
+    :class:`~laissez_opt.modeling.solution.Duals`.
+    """
+    constraint_duals = opt.get_duals()
+    reduced = opt.get_reduced_costs()
+    row = np.zeros(model.n_rows)
     for block in model.constraints.values():
         component = m.component(block.name)
         for r in range(block.size):
             if r in component:
-                duals[block.start + r] = float(suffix.get(component[r], 0.0) or 0.0)
-    return duals
+                row[block.start + r] = constraint_duals.get(component[r], 0.0)
+    column = np.zeros(model.n_cols)
+    for block in model.variables.values():
+        var = m.component(block.name)
+        column[block.slice] = [reduced.get(var[j], 0.0) for j in range(block.size)]
+    return Duals(row, column)
 
 
 def write_model(model: LinearModel, path: str) -> None:
@@ -123,12 +131,14 @@ def solve_pyomo(
     mip_gap: float = 1e-7,
     verbose: bool = False,
     relax_integrality: bool | None = None,
+    duals: bool = False,
 ) -> Solution:
     """Build the Pyomo model and solve it with Pyomo's plugin for ``solver``.
 
     Like the matrix route, a model whose LP relaxation is provably integral is
     solved as an LP; if the solver returns a non-integral point, the MIP is
-    solved instead.
+    solved instead.  ``duals=True`` attaches the LP duals (:func:`_pyomo_duals`)
+    when the plugin is HiGHS's (``appsi_highs``) and the model is an LP.
     """
     import logging
 
@@ -153,10 +163,6 @@ def solve_pyomo(
     if not available:
         raise SolverUnavailableError(f"Pyomo solver {plugin!r} is not available here")
     options = {}
-    lp = not model.is_integer or relax
-    if lp:
-        # Duals of an LP come back through an import suffix (rows Pyomo skipped have none: 0).
-        m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
     if plugin == "appsi_highs":
         opt.config.mip_gap = mip_gap
         if threads is not None:
@@ -192,7 +198,7 @@ def solve_pyomo(
         rounded = np.where(integer, np.round(values), values)
         if np.max(np.abs(values - rounded), initial=0.0) > 1e-9:
             return solve_pyomo(model, solver=solver, time_limit=time_limit, threads=threads, mip_gap=mip_gap,
-                               verbose=verbose, relax_integrality=False)
+                               verbose=verbose, relax_integrality=False, duals=duals)
         values = rounded
     objective = model.objective_value(values)
     sense_max = model.sense == "max"
@@ -202,9 +208,11 @@ def solve_pyomo(
     if term == TC.optimal:
         if bound is None or (not model.is_integer or relax):
             bound = objective
-        duals = _row_duals(m, model) if lp else None
-        return Solution("optimal", values, objective, bound, relative_gap(objective, bound), solver, route, build_s,
-                        solve_s, str(term), duals=duals)
+        solution = Solution("optimal", values, objective, bound, relative_gap(objective, bound), solver, route,
+                            build_s, solve_s, str(term))
+        if duals and plugin == "appsi_highs" and (not model.is_integer or relax):
+            solution.duals = _pyomo_duals(model, m, opt)
+        return solution
     if bound is None:
         bound = model.trivial_bound()
     state = "time_limit" if term in (TC.maxTimeLimit,) else "feasible"

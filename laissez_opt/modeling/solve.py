@@ -38,6 +38,7 @@ def solve_model(
     backend: str | None = None,
     verbose: bool = False,
     start: np.ndarray | Callable[[], np.ndarray] | None = None,
+    duals: bool = False,
 ) -> Solution:
     """Solve a declared model.
 
@@ -55,6 +56,10 @@ def solve_model(
     search from an array, and when a route stops without a solution of its own
     (or with a worse one), the start is returned as the incumbent with status
     ``time_limit`` and the best bound known.
+
+    ``duals=True`` asks an LP route (HiGHS, GLOP, Pyomo's HiGHS plugin) for the
+    optimum's duals (:class:`~laissez_opt.modeling.solution.Duals`, with the
+    basis on HiGHS); other routes leave ``Solution.duals`` None.
     """
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"time limit must be > 0 seconds, got {time_limit!r}", path="time_limit")
@@ -69,7 +74,7 @@ def solve_model(
         return _empty_solution(model, solver, via)
     mip_start = start if isinstance(start, np.ndarray) else None
     try:
-        solution = _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, mip_start)
+        solution = _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, mip_start, duals)
     except NoSolutionError as exc:
         if start is None:
             raise
@@ -99,20 +104,22 @@ def _start_solution(model: LinearModel, start: np.ndarray, solver: str, via: str
                     f"{via}-{solver} (heuristic start)", 0.0, 0.0, "no solution", reason)
 
 
-def _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, start) -> Solution:
+def _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, start, duals=False) -> Solution:
     if via == "pyomo":
         from .pyomo_route import solve_pyomo
 
-        return solve_pyomo(model, solver=solver, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose)
+        return solve_pyomo(model, solver=solver, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose,
+                           duals=duals)
     if via != "direct":
         raise InputError(f"unknown route {via!r}; choose one of {', '.join(ROUTES)}", path="via")
     if solver == "highs":
         from .highs_route import solve_highs
 
         return solve_highs(model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose,
-                           start=start)
+                           start=start, duals=duals)
     if solver == "ortools":
         from .ortools_route import solve_ortools
 
-        return solve_ortools(model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, backend=backend)
+        return solve_ortools(model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, backend=backend,
+                             duals=duals)
     raise InputError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}", path="solver")
