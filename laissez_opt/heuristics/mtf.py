@@ -93,6 +93,7 @@ from ..errors import InputError
 from ..instance import Instance
 from ..method_spec import Method
 from ..result import Result, allocation_records, edge_utilities
+from ._baseline_common import agent_of, read_state
 from .thresholds import GRID, make_policy
 
 __all__ = [
@@ -590,6 +591,7 @@ def solve_mtf(
     seed: int = 0,
     episodes: int = 1,
     normalize: str = "agent",
+    state: dict | None = None,
     **options,
 ) -> Result:
     """Run Most-Token-First over all rounds of ``instance``; ``objective = sum_i w_i U_i``.
@@ -601,13 +603,19 @@ def solve_mtf(
     ``lr_critic``, ``hidden`` are passed through); ``seed`` seeds the learners;
     ``episodes`` repeats the whole horizon with the learners carrying over (the result
     is the last episode's); ``normalize``: ``agent``, ``round`` or ``none``.
+    ``state``: continue an earlier run, ``{"budgets": {agent id: B_i}, "turn": agent id}``
+    as reported in its ``details["state"]`` (the budgets ``B_i^r`` and the round-robin turn
+    carry over; a threshold learner carries over when the same policy object is passed as
+    ``threshold``).
 
     >>> import laissez_opt as lo
     >>> inst = lo.Instance([lo.Pool("g", count=3)], [lo.Agent("A"), lo.Agent("B", weight=2)],
     ...                    [lo.Edge("A", "g", 1.0), lo.Edge("B", "g", 1.0)])
     >>> res = solve_mtf(inst)
-    >>> res.utilities, res.details["initial_budgets"]
-    ({'A': 1.0, 'B': 2.0}, [1, 2])
+    >>> res.utilities, res.details["initial_budgets"], res.details["state"]
+    ({'A': 1.0, 'B': 2.0}, [1, 2], {'budgets': {'A': 1, 'B': 2}, 'turn': 'A'})
+    >>> solve_mtf(inst, state={"budgets": {"A": 5, "B": 0}, "turn": "B"}).details["initial_budgets"]
+    [5, 0]
     """
     t0 = time.perf_counter()
     unknown = sorted(set(options) - _IGNORED - _POLICY_OPTIONS)
@@ -617,6 +625,11 @@ def solve_mtf(
     episodes = _int_option(episodes, "episodes", minimum=1)
     seed = _int_option(seed, "seed")
     setup = _Setup(instance, tokens, normalize)
+    turn0 = 0
+    resume = read_state(state, "mtf", ("budgets", "turn"))
+    if resume is not None:
+        setup.budgets0, turn0 = _resumed(instance, resume)
+        setup.total = sum(setup.budgets0)
     n, rounds, total, budgets0 = instance.n_agents, instance.rounds, setup.total, setup.budgets0
     tokens = setup.tokens
     policy = make_policy(threshold, instance, seed=seed, **policy_opts)
@@ -624,7 +637,7 @@ def solve_mtf(
 
     welfare_by_episode = []
     for episode in range(episodes):
-        budgets, turn = list(budgets0), 0
+        budgets, turn = list(budgets0), turn0
         amounts = np.zeros((instance.n_edges, rounds))
         log = []
         policy.start_episode()
@@ -655,6 +668,7 @@ def solve_mtf(
         "final_budgets": budgets,
         "final_turn": instance.agents[turn].id,
         "rounds": log,
+        "state": {"budgets": {a.id: int(b) for a, b in zip(instance.agents, budgets)}, "turn": instance.agents[turn].id},
     }
     params = {"tokens": tokens, "threshold": policy.describe()["name"], "seed": seed, "episodes": episodes, "normalize": normalize}
     return Result(
@@ -672,6 +686,17 @@ def solve_mtf(
         details=details,
         amounts=amounts,
     )
+
+
+def _resumed(instance: Instance, state: dict) -> tuple[list[int], int]:
+    """Budgets (by agent index) and turn of a ``state`` option (see :func:`solve_mtf`)."""
+    budgets = state["budgets"]
+    if not isinstance(budgets, dict) or sorted(budgets) != sorted(instance.agent_index):
+        raise InputError("state.budgets must give every agent id its budget", path="state.budgets")
+    out = [0] * instance.n_agents
+    for agent_id, value in budgets.items():
+        out[instance.agent_index[agent_id]] = _int_option(value, f"state.budgets.{agent_id}")
+    return out, agent_of(instance, state["turn"], "state.turn")
 
 
 def search_fixed_thresholds(
