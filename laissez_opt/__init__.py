@@ -18,6 +18,7 @@ from .errors import (
 )
 from .instance import Agent, Edge, Instance, Pool
 from .harness import compare
+from .simulate import simulate
 from .io import dumps_instance, instance_from_dict, instance_to_dict, save_instance
 from .methods import METHODS
 from .result import Result
@@ -33,6 +34,7 @@ __all__ = [
     "METHODS",
     "load",
     "compare",
+    "simulate",
     "solve",
     "generate",
     "verify",

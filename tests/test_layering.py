@@ -12,9 +12,10 @@ subpackage or module, and from any lower layer):
 * L6  ``analysis`` (verification, metrics, fairness, certificates)
 * L7  ``methods`` (the registry)
 * L8  ``api``
-* L9  ``harness`` (comparisons over many instances)
-* L10 ``cli``
-* L11 ``__main__``, ``__init__``
+* L9  ``harness`` (comparisons over many instances; executors and the run store)
+* L10 ``simulate`` (multi-round simulation: its sweeps run through the harness's executors and run store)
+* L11 ``cli``
+* L12 ``__main__``, ``__init__``
 
 Every import statement counts, including the deferred ones inside functions.
 """
@@ -43,9 +44,10 @@ LAYERS = {
     "methods": 7,
     "api": 8,
     "harness": 9,
-    "cli": 10,
-    "__main__": 11,
-    "__init__": 11,
+    "simulate": 10,
+    "cli": 11,
+    "__main__": 12,
+    "__init__": 12,
 }
 
 # Imports that break the rule, each with its reason.  Empty: keep it so.
