@@ -153,7 +153,10 @@ def prepare(config: SimulationConfig, seed: int) -> SimulationSetup:
             f"this simulation would need about {need / 2**30:.1f} GiB ({expected:.3g} jobs over {rounds} rounds, "
             f"{base.n_agents} agents), more than max_memory_gb = {config.max_memory_gb:g}; shorten the horizon, "
             "add a deadline or raise max_memory_gb", source=config.source, path="$.max_memory_gb")
-    plan = plan_arrivals(config.workload, base, rounds=rounds, tick_scale=tick_scale, seed=seed)
+    try:
+        plan = plan_arrivals(config.workload, base, rounds=rounds, tick_scale=tick_scale, seed=seed)
+    except InputError as err:
+        raise err.located(config.source) from None
     views = ViewBuilder(base, tick_scale=tick_scale, demand_rule=config.demand, round_hours=round_hours)
     share = reference_capacity(base, "equal_share", tick_scale)
     return SimulationSetup(config, seed, base, rounds, round_hours, tick_scale, plan, views, share)
@@ -200,7 +203,7 @@ def _checked_amounts(decision: Decision, view: Instance, policy: Policy, verify_
                          path=policy.name)
     if verify_all and policy.needs_verification:
         utilities = edge_utilities(view, amounts[:, None])
-        result = Result(instance=view.name, method=policy.name, status="feasible", mode=decision.mode,
+        result = Result(instance=view.name, method=f"policy:{policy.name}", status="feasible", mode=decision.mode,
                         allocation=allocation_records(view, amounts[:, None]),
                         utilities={a.id: float(u) for a, u in zip(view.agents, utilities)})
         outcome = verify(view, result)
@@ -307,7 +310,8 @@ def run(setup: SimulationSetup, policy: Policy, seed: int | None = None) -> RunR
     timing = {"policy_s": policy_s, "engine_s": total - policy_s, "total_s": total,
               "rounds_per_s": rounds / total if total > 0 else math.inf}
     meta = {"instance": base.name, "agents": n, "pools": base.n_pools, "devices": total_devices,
-            "rounds": rounds, "round_hours": setup.round_hours}
+            "rounds": rounds, "round_hours": setup.round_hours,
+            "infeasible_rounds": int(getattr(policy, "infeasible_rounds", 0))}
     return RunRecord(policy.name, seed, recorder.rounds_table(), recorder.agents(), recorder.agent_rounds_table(),
                      events, timing, meta)
 

@@ -174,11 +174,13 @@ class MethodPolicy(Policy):
         self.verify = verify
         self.state = None
         self.learner: _ContinuingThresholds | None = None
+        self.infeasible_rounds = 0
 
     def start(self, base: Instance, seed: int) -> None:
         self.state = None
         self.learner = None
         self.seed = seed
+        self.infeasible_rounds = 0
 
     def _mtf_options(self, view: RoundView, options: dict) -> dict:
         spec = options.get("threshold")
@@ -207,6 +209,7 @@ class MethodPolicy(Policy):
         result = solve(view.instance, self.method, check=self.verify, **options)
         self.state = result.details.get("state") if result.details else None
         if result.status == "infeasible" or result.amounts is None:
+            self.infeasible_rounds += 1  # the method found no allocation: the devices idle this round
             amounts = np.zeros(view.instance.n_edges)
         else:
             amounts = result.amounts[:, 0]
@@ -253,7 +256,10 @@ class PolicyFactory:
         if self.kind == "method":
             return MethodPolicy(self.name, self.target, self.options, verify=verify)
         if self.kind in ("builtin", "class"):
-            policy = self.target(**self.options)
+            try:
+                policy = self.target(**self.options)
+            except TypeError as exc:  # an unknown or missing option of the policy's constructor
+                raise InputError(f"policy {self.name!r}: {exc}", path=self.name) from None
         elif self.kind == "instance":
             policy = copy.deepcopy(self.target)
         else:

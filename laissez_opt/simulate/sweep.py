@@ -180,7 +180,13 @@ def simulate(config=None, *, preset: str | None = None, policies: Sequence[str] 
         raise InputError(f"workers must be an integer >= 1, got {workers!r}", path="--workers")
     cfg = build_config(config, preset=preset, rounds=rounds, seeds=seeds, **overrides)
     specs = _policies(cfg, policies, policy_options)
-    factories = [resolve(s.method, s.options, name=s.name) for s in specs]
+    factories = []
+    for k, spec in enumerate(specs):
+        try:
+            factories.append(resolve(spec.method, spec.options, name=spec.name))
+        except InputError as err:
+            where = f"$.policies[{k}].method" if policies is None else "--policies"
+            raise InputError(err.problem, source=cfg.source if policies is None else None, path=where) from None
     cfg = cfg.replace(policies=tuple(specs))
     if check:
         _dry_run(cfg, factories)

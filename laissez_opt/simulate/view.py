@@ -60,7 +60,8 @@ def demands_to_clear(backlog: np.ndarray, slowest: np.ndarray, cap: np.ndarray) 
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         need = np.where((backlog > 0) & (slowest > 0), np.ceil(backlog / np.where(slowest > 0, slowest, 1.0) - 1e-9), 0.0)
-    return np.minimum(need, cap).astype(np.int64)
+    # A vanishing throughput would ask for infinitely many devices: no more than exist in any instance.
+    return np.minimum(np.minimum(need, cap), float(2**62)).astype(np.int64)
 
 
 class ViewBuilder:
