@@ -266,3 +266,19 @@ def test_tick_length_scales_the_work():
     full = simulate_one(instance=inst, workload={"arrivals": "instance"}, balancer="pooled")
     half = simulate_one(instance=inst, workload={"arrivals": "instance"}, balancer="pooled", round_hours=0.5)
     assert full.rounds["capacity_work"][0] == 2 * half.rounds["capacity_work"][0]
+
+
+def test_compiled_and_plain_kernel_agree():
+    """The balancer's generator uses integer arithmetic: numba and plain Python draw the same choices."""
+    from laissez_opt.simulate import kernel
+
+    rng = np.random.default_rng(0)
+    remaining = rng.random(300) * 3
+    job_ptr, srv_ptr = np.array([0, 80, 200, 300]), np.array([0, 3, 3, 8])
+    rate = rng.random(8) + 0.1
+    plain = getattr(kernel.dispatch, "py_func", kernel.dispatch)
+    for mode in kernel.MODES.values():
+        out = [(np.zeros(300), np.zeros(300)) for _ in range(2)]
+        kernel.dispatch(job_ptr, remaining, srv_ptr, rate, 4242, mode, *out[0])
+        plain(job_ptr, remaining, srv_ptr, rate, 4242, mode, *out[1])
+        assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])

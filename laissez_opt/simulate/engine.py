@@ -20,8 +20,9 @@ the policy and the seed:
    (:mod:`laissez_opt.simulate.execution`);
 6. **serve**: every agent's jobs are spread over its slices by the balancer and served
    for the round at ``u_{i,c,r} * share`` work per slice (:mod:`laissez_opt.simulate.kernel`);
-   the same arrivals are also served by the agent's weighted time-equal share in a
-   shadow queue, the reference of the sharing-incentive ratio ``phi``;
+   the same arrivals are also served by the agent's weighted time-equal share, as an
+   ideal fluid queue (:mod:`laissez_opt.simulate.share`), the reference of the
+   sharing-incentive ratio ``phi``;
 7. **complete**: finished jobs leave (completion time inside the round), the rest carry
    over with their remaining work;
 8. **record**: the round's metrics (:mod:`laissez_opt.simulate.metrics`), the ledger of
@@ -61,6 +62,7 @@ from .config import SimulationConfig
 from .execution import place, serve
 from .metrics import Recorder, envy_figures
 from .policies import Decision, Policy, RoundView
+from .share import ShareReference
 from .state import JobQueue
 from .view import ViewBuilder
 from .workload import ArrivalPlan, plan_arrivals, reference_capacity, stream
@@ -108,16 +110,16 @@ class SimulationSetup:
     plan: ArrivalPlan
     views: ViewBuilder
     share_capacity: np.ndarray
-    _share_slices: dict = field(default_factory=dict, repr=False)
+    _share_capacity: dict = field(default_factory=dict, repr=False)
 
-    def share_placement(self, r: int):
-        """Slices of every agent's weighted time-equal share ``(w_i / W) k_c`` of each usable pool."""
+    def share_round_capacity(self, r: int) -> np.ndarray:
+        """``C_i^r = (w_i / W) sum_c k_c u_{i,c,r}``: the work of every agent's equal share in round ``r``."""
         k = self.views.base_round(r)
-        if k not in self._share_slices:
+        if k not in self._share_capacity:
             base, work = self.base, self.views.edge_utility(r)
             share = base.weights[base.edge_agent] / base.weights.sum() * base.counts[base.edge_pool]
-            self._share_slices[k] = place(base, np.where(work > 0, share, 0.0), work)
-        return self._share_slices[k]
+            self._share_capacity[k] = np.bincount(base.edge_agent, weights=share * work, minlength=base.n_agents)
+        return self._share_capacity[k]
 
 
 def estimate_bytes(config: SimulationConfig, base: Instance, plan_jobs: float, rounds: int) -> float:
@@ -218,8 +220,8 @@ def run(setup: SimulationSetup, policy: Policy, seed: int | None = None) -> RunR
     seed = setup.seed if seed is None else seed
     n, rounds, plan, views = base.n_agents, setup.rounds, setup.plan, setup.views
     deadline = config.workload.deadline
-    queue, shadow = JobQueue(n), JobQueue(n)
-    size_rng, balancer_rng, shadow_rng = stream(seed, "sizes"), stream(seed, "balancer"), stream(seed, "balancer")
+    queue, reference = JobQueue(n), ShareReference(n_agents=n, deadline=deadline)
+    size_rng, balancer_rng = stream(seed, "sizes"), stream(seed, "balancer")
     weights = base.weights
     envy_on = config.envy == "always" or (config.envy == "auto" and n <= ENVY_AUTO_LIMIT)
     recorder = Recorder(agent_ids=[a.id for a in base.agents], weights=weights, rates=plan.rates, sizes=plan.sizes,
@@ -232,20 +234,19 @@ def run(setup: SimulationSetup, policy: Policy, seed: int | None = None) -> RunR
     instance_caps = np.array([np.iinfo(np.int64).max // 4 if a.demand is None else a.demand for a in base.agents],
                              dtype=np.int64)
     policy.start(base, seed)
-    policy_s = 0.0
-    started = time.perf_counter()
+    clock = _Clock()
     for r in range(rounds):
+        # 1-2. drops and arrivals
         drop_events = _drop_events(r, base, queue) if events is not None and deadline else []
         dropped_jobs, dropped_work = queue.drop_expired(r) if deadline else (np.zeros(n, np.int64), np.zeros(n))
-        if deadline:
-            shadow.drop_expired(r)
         new_agents, new_sizes = plan.round_jobs(r, size_rng)
         new_seq = queue.add(new_agents, new_sizes, round_=r, deadline=deadline)
-        shadow.add(new_agents, new_sizes, round_=r, deadline=deadline)
         arrived_jobs = np.bincount(new_agents, minlength=n).astype(float)
         arrived_work = np.bincount(new_agents, weights=new_sizes, minlength=n)
         backlog = queue.backlog()
         elapsed = queue.head_age(r)
+        clock.lap("arrivals")
+        # 3. the round's view
         demands = views.demands(r, backlog)
         instance = views.view(r, backlog=backlog, elapsed=elapsed, demands=demands)
         work = views.edge_utility(r)
@@ -257,12 +258,18 @@ def run(setup: SimulationSetup, policy: Policy, seed: int | None = None) -> RunR
 
         view = RoundView(r, r * setup.round_hours, instance, base, backlog, queue.jobs(), arrived_work, demands,
                          elapsed, work, seed, previous_events, with_demands)
-        tick = time.perf_counter()
+        clock.lap("view")
+        # 4. the decision
         decision = policy.decide(view)
-        policy_s += time.perf_counter() - tick
+        clock.lap("policy")
         amounts = _checked_amounts(decision, instance, policy, config.verify)
+        clock.lap("verify")
+        # 5-6. placement and service (and the equal-share shadow)
         placement = place(instance, amounts, work)
         done, finish = serve(queue.bounds(), queue.remaining, placement, n, config.balancer, balancer_rng)
+        share_processed = reference.step(r, arrived_work, setup.share_round_capacity(r))
+        clock.lap("serve")
+        # 7. completions
         finished = finish >= 0
         processed = np.bincount(queue.agent, weights=done, minlength=n)
         who = queue.agent[finished]
@@ -273,14 +280,12 @@ def run(setup: SimulationSetup, policy: Policy, seed: int | None = None) -> RunR
         completed_jobs = np.bincount(who, minlength=n).astype(float)
         completed_work = np.bincount(who, weights=sizes, minlength=n)
         if events is not None:
-            round_events = _events(r, base, queue, new_agents, new_seq, placement, decision, finished, finish)
+            round_events = drop_events + _events(r, base, queue, new_agents, new_seq, placement, decision, finished,
+                                                 finish)
         queue.remaining = np.where(finished, 0.0, queue.remaining - done)
         queue.remove(finished)
-        share_done, share_finish = serve(shadow.bounds(), shadow.remaining, setup.share_placement(r), n,
-                                         config.balancer, shadow_rng)
-        share_processed = np.bincount(shadow.agent, weights=share_done, minlength=n)
-        shadow.remaining = np.where(share_finish >= 0, 0.0, shadow.remaining - share_done)
-        shadow.remove(share_finish >= 0)
+        clock.lap("completions")
+        # 8. records
         envy = None
         if envy_on:
             bundles = np.zeros((n, base.n_pools))
@@ -290,30 +295,51 @@ def run(setup: SimulationSetup, policy: Policy, seed: int | None = None) -> RunR
             envy = envy_figures(backlog, weights, per_device, bundles)
         payments = _per_agent(decision.payments, base, "payments")
         base_cost = np.bincount(placement.agent, weights=placement.share * prices_hours[placement.pool], minlength=n)
+        backlog_end = queue.backlog()
         recorder.record(
             r, arrived_jobs=arrived_jobs, arrived_work=arrived_work, dropped_jobs=dropped_jobs.astype(float),
             dropped_work=dropped_work, processed=processed, completed_jobs=completed_jobs,
             completed_work=completed_work, delays=delays, rhos=rhos, delay_agents=who,
-            backlog_jobs=queue.jobs().astype(float), backlog_work=queue.backlog(), share_processed=share_processed,
+            backlog_jobs=queue.jobs().astype(float), backlog_work=backlog_end, share_processed=share_processed,
             devices_used=float(placement.share.sum()), capacity_work=float(placement.rate.sum()), envy=envy,
             payments=payments, base_cost=base_cost,
         )
-        policy.observe(view, {"processed": processed, "completed_jobs": completed_jobs,
-                              "completed_work": completed_work, "dropped_work": dropped_work,
-                              "backlog": queue.backlog(), "amounts": amounts})
         if events is not None:
-            round_events = drop_events + round_events
             events.extend(round_events)
             previous_events = round_events
+        clock.lap("record")
+        policy.observe(view, {"processed": processed, "completed_jobs": completed_jobs,
+                              "completed_work": completed_work, "dropped_work": dropped_work,
+                              "backlog": backlog_end, "amounts": amounts})
+        clock.lap("policy")
     policy.finish()
-    total = time.perf_counter() - started
-    timing = {"policy_s": policy_s, "engine_s": total - policy_s, "total_s": total,
-              "rounds_per_s": rounds / total if total > 0 else math.inf}
+    timing = clock.summary(rounds)
     meta = {"instance": base.name, "agents": n, "pools": base.n_pools, "devices": total_devices,
             "rounds": rounds, "round_hours": setup.round_hours,
             "infeasible_rounds": int(getattr(policy, "infeasible_rounds", 0))}
     return RunRecord(policy.name, seed, recorder.rounds_table(), recorder.agents(), recorder.agent_rounds_table(),
                      events, timing, meta)
+
+
+class _Clock:
+    """Seconds spent in each phase of the loop; ``policy`` is the policy's, the rest the engine's."""
+
+    def __init__(self):
+        self.spent: dict[str, float] = {}
+        self.last = time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.spent[phase] = self.spent.get(phase, 0.0) + now - self.last
+        self.last = now
+
+    def summary(self, rounds: int) -> dict:
+        total = sum(self.spent.values())
+        policy = self.spent.get("policy", 0.0)
+        out = {"policy_s": policy, "engine_s": total - policy, "total_s": total,
+               "rounds_per_s": rounds / total if total > 0 else math.inf}
+        out.update({f"{k}_s": v for k, v in sorted(self.spent.items()) if k != "policy"})
+        return out
 
 
 def _drop_events(r: int, base: Instance, queue: JobQueue) -> list:

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import LaissezOptError
 from ..instance import Instance
-from .kernel import MODES, POOLED, dispatch
+from .kernel import MODES, SEED_RANGE, dispatch
 
 __all__ = ["Placement", "place", "serve", "PlacementError"]
 
@@ -81,10 +81,13 @@ def place(instance: Instance, amounts: np.ndarray, rate_per_edge: np.ndarray) ->
 
     Raises :class:`PlacementError` when a pool holds more than ``k_c`` devices.
     """
-    amounts = _snap(np.asarray(amounts, dtype=np.float64))
+    amounts = np.asarray(amounts, dtype=np.float64)
     if np.any(amounts < -_SNAP) or not np.all(np.isfinite(amounts)):
         raise PlacementError("an allocation has a negative or non-finite amount")
     edges = np.nonzero(amounts > _SNAP)[0]
+    if edges.size:
+        amounts = amounts.copy()
+        amounts[edges] = _snap(amounts[edges])
     pools = instance.edge_pool[edges]
     agents = instance.edge_agent[edges]
     order = np.lexsort((agents, pools))
@@ -122,14 +125,14 @@ def serve(job_ptr: np.ndarray, remaining: np.ndarray, placement: Placement, n_ag
           balancer: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Work done and finishing time (``-1``: not finished) of every queued job this round.
 
-    The balancer's uniforms are drawn from ``rng``, two per queued job, every round
-    (a fixed consumption, so the stream does not depend on how far dispatch went).
+    The balancer's generator is seeded from ``rng`` with one draw per round, whatever
+    the balancer, so the stream does not depend on how far dispatch went.
     """
     mode = MODES[balancer]
     srv_ptr, rate = placement.servers(n_agents)
+    seed = int(rng.integers(1, SEED_RANGE))
     jobs = remaining.size
-    uniforms = rng.random(2 * jobs) if mode != POOLED and mode != MODES["least_loaded"] else np.zeros(0)
     done = np.zeros(jobs)
     finish = np.zeros(jobs)
-    dispatch(job_ptr.astype(np.int64), remaining, srv_ptr.astype(np.int64), rate, uniforms, mode, done, finish)
+    dispatch(job_ptr.astype(np.int64), remaining, srv_ptr.astype(np.int64), rate, seed, mode, done, finish)
     return done, finish

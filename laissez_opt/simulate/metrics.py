@@ -12,8 +12,8 @@ Per round (overall; sums over agents unless said)
     and the weighted social welfare ``sum_i w_i u_i^r / sum_i w_i`` (thesis section 5.3);
     the sharing-incentive ratios ``phi_i^r = sum_{s<=r} p_i^s / sum_{s<=r} e_i^s`` with ``e_i^s``
     the work the agent's weighted time-equal share would have processed on the same
-    arrivals (a shadow queue, eq. 3.3) (min, mean, and Jain's index over the agents with
-    ``sum e > 0``); envy (below); payments.
+    arrivals (eq. 3.3; :mod:`laissez_opt.simulate.share`) (min, mean, and Jain's index over
+    the agents with ``sum e > 0``); envy (below); payments.
 
 Utility ``u_i^r`` (option ``utility``): ``throughput`` = ``p_i^r`` (the thesis's chapter-5
 utility, "the accumulated throughput"), ``goodput`` = the work of jobs completed in the

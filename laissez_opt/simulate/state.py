@@ -17,7 +17,7 @@ Example
 -------
 >>> import numpy as np
 >>> q = JobQueue(n_agents=2)
->>> q.add(np.array([1, 0, 0]), np.array([5.0, 1.0, 2.0]), round_=0, deadline=2).tolist()
+>>> q.add(np.array([0, 0, 1]), np.array([1.0, 2.0, 5.0]), round_=0, deadline=2).tolist()
 [0, 1, 2]
 >>> q.agent.tolist(), q.remaining.tolist(), q.backlog().tolist()
 ([0, 0, 1], [1.0, 2.0, 5.0], [3.0, 5.0])
@@ -68,15 +68,35 @@ class JobQueue:
         if not k:
             return seq
         expires = NEVER if deadline is None else round_ + int(deadline)
-        merged_agent = np.concatenate([self.agent, agents.astype(np.int64)])
-        # A stable sort by agent keeps every agent's older jobs first: FIFO order.
-        order = np.argsort(merged_agent, kind="stable")
-        self.agent = merged_agent[order]
-        self.seq = np.concatenate([self.seq, seq])[order]
-        self.arrival = np.concatenate([self.arrival, np.full(k, round_, dtype=np.int64)])[order]
-        self.size = np.concatenate([self.size, sizes.astype(np.float64)])[order]
-        self.remaining = np.concatenate([self.remaining, sizes.astype(np.float64)])[order]
-        self.expires = np.concatenate([self.expires, np.full(k, expires, dtype=np.int64)])[order]
+        agents = agents.astype(np.int64)
+        sizes = sizes.astype(np.float64)
+        if agents.size > 1 and np.any(agents[1:] < agents[:-1]):
+            order = np.argsort(agents, kind="stable")
+            agents, sizes = agents[order], sizes[order]
+            seq = seq[order]
+        # Merge two runs grouped by agent, the queued jobs of each agent before its new ones (FIFO):
+        # a queued job moves past the new jobs of lower agents, a new job past the queued jobs of
+        # its own and lower agents.  Linear time, no sort.
+        new_count = np.bincount(agents, minlength=self.n_agents)
+        old_count = np.bincount(self.agent, minlength=self.n_agents)
+        before_new = np.concatenate([[0], np.cumsum(new_count)[:-1]])
+        up_to_old = np.cumsum(old_count)
+        old_at = np.arange(self.agent.size) + before_new[self.agent]
+        new_at = np.arange(k) + up_to_old[agents]
+        total = self.agent.size + k
+
+        def merged(old, new, dtype):
+            out = np.empty(total, dtype=dtype)
+            out[old_at] = old
+            out[new_at] = new
+            return out
+
+        self.agent = merged(self.agent, agents, np.int64)
+        self.seq = merged(self.seq, seq, np.int64)
+        self.arrival = merged(self.arrival, round_, np.int64)
+        self.size = merged(self.size, sizes, np.float64)
+        self.remaining = merged(self.remaining, sizes, np.float64)
+        self.expires = merged(self.expires, expires, np.int64)
         return seq
 
     def drop_expired(self, round_: int) -> tuple[np.ndarray, np.ndarray]:

@@ -52,6 +52,32 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return view
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _agent(base: Agent, demand, work: float, elapsed: float) -> Agent:
+    """``base`` with the round's demand, work and elapsed time, present from round 0 with no deadline.
+
+    Built field by field: ``Agent``'s own constructor re-normalises ``task`` (already normal
+    in a checked instance), which would triple the cost of a view with many agents.
+    """
+    agent = _new(Agent)
+    _set(agent, "id", base.id)
+    _set(agent, "weight", base.weight)
+    _set(agent, "demand", demand)
+    _set(agent, "work", work)
+    _set(agent, "arrival", 0)
+    _set(agent, "deadline", None)
+    _set(agent, "elapsed", elapsed)
+    _set(agent, "migration_cost", base.migration_cost)
+    _set(agent, "budget", base.budget)
+    _set(agent, "arrivals", None)
+    _set(agent, "required", base.required)
+    _set(agent, "task", base.task)
+    return agent
+
+
 def demands_to_clear(backlog: np.ndarray, slowest: np.ndarray, cap: np.ndarray) -> np.ndarray:
     """``min(d_i, ceil(q_i / u^min_i))``; 0 for an empty queue or an agent with no usable edge.
 
@@ -77,6 +103,8 @@ class ViewBuilder:
         self._edges_round: int | None = None
         self._edges: tuple[Edge, ...] = ()
         self._utility: np.ndarray | None = None
+        self._slowest_round: int | None = None
+        self._slowest = np.zeros(0)
         constant = base.rounds == 1 or bool(np.all(base.edge_utility == base.edge_utility[:, :1]))
         self._constant = constant
         self._caps = np.array([np.inf if a.demand is None else float(a.demand) for a in base.agents])
@@ -114,11 +142,15 @@ class ViewBuilder:
 
     def slowest(self, r: int) -> np.ndarray:
         """``u^min_{i,r}``: each agent's smallest positive per-device work in round ``r`` (0: none)."""
-        u = self.edge_utility(r)
-        out = np.full(self.base.n_agents, np.inf)
-        positive = u > 0
-        np.minimum.at(out, self.base.edge_agent[positive], u[positive])
-        return np.where(np.isfinite(out), out, 0.0)
+        k = self.base_round(r)
+        if self._slowest_round != k:
+            u = self.edge_utility(r)
+            out = np.full(self.base.n_agents, np.inf)
+            positive = u > 0
+            np.minimum.at(out, self.base.edge_agent[positive], u[positive])
+            self._slowest = np.where(np.isfinite(out), out, 0.0)
+            self._slowest_round = k
+        return self._slowest
 
     def demands(self, r: int, backlog: np.ndarray) -> np.ndarray:
         """``d_i^r`` under the demand rule."""
@@ -135,8 +167,7 @@ class ViewBuilder:
             demands = self.demands(r, backlog)
         unbounded = np.iinfo(np.int64).max // 4
         agents = tuple(
-            Agent(a.id, a.weight, None if d >= unbounded else d, q, 0, None, t, a.migration_cost, a.budget, None,
-                  a.required, a.task)
+            _agent(a, None if d >= unbounded else d, q, t)
             for a, d, q, t in zip(base.agents, demands.tolist(), backlog.tolist(), elapsed.tolist())
         )
         view = Instance.__new__(Instance)
