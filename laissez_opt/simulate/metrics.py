@@ -74,7 +74,9 @@ def envy_figures(backlog: np.ndarray, weights: np.ndarray, work: np.ndarray, bun
     ...              np.array([[1.0, 0.0], [0.0, 3.0]]))
     (0.5, 1)
     """
-    value = np.minimum(work @ bundles.T, backlog[:, None])  # value[i, j] = v_i(X_j)
+    # value[i, j] = v_i(X_j).  einsum's own loop, not BLAS: a threaded BLAS sharing the cores with
+    # solver threads can take a hundred times longer on these small products.
+    value = np.minimum(np.einsum("ic,jc->ij", work, bundles), backlog[:, None])
     own = np.diag(value).copy()
     scaled = value * (weights[:, None] / weights[None, :])
     np.fill_diagonal(scaled, -np.inf)
