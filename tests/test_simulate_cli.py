@@ -125,3 +125,10 @@ def test_dataframes():
     frame = res.to_dataframe("agents")
     assert list(frame["agent"]) == ["A1", "A2", "A1", "A2"]
     assert set(res.to_dataframe("summary")["policy"]) == {"time_equal", "min_backlog"}
+
+
+def test_dask_and_local_pool_agree():
+    local = lo.simulate(preset="thesis-r1", workers=1, progress=False)
+    dasked = lo.simulate(preset="thesis-r1", executor="dask", workers=2, progress=False)
+    assert [r.to_dict()["rounds"] for r in local.runs] == [r.to_dict()["rounds"] for r in dasked.runs]
+    assert local.hindsight[0]["weighted_welfare"] == dasked.hindsight[0]["weighted_welfare"]

@@ -156,8 +156,13 @@ class SimulationConfig:
         )
         return _strip_none_load(out)
 
-    def digest(self, *, exclude=("seeds", "policies", "name", "description")) -> str:
-        """Content hash of everything that shapes one run except ``exclude`` (run-store keys)."""
+    def digest(self, *, exclude=("seeds", "policies", "name", "description", "hindsight", "max_memory_gb")) -> str:
+        """Content hash of everything that shapes one run except ``exclude`` (run-store keys).
+
+        Left out by default: what names or selects runs (seeds, policies, name,
+        description) and what does not change a run's records (the hindsight bound is a
+        task of its own; the memory limit only refuses).
+        """
         data = {k: v for k, v in self.to_dict().items() if k not in exclude}
         if isinstance(self.instance, Path):
             data["instance"] = hashlib.sha256(self.instance.read_bytes()).hexdigest()

@@ -46,10 +46,14 @@ ENGINE_VERSION = 1
 
 
 def _merge(data: dict, overrides: dict) -> dict:
+    """``data`` with ``overrides``; ``workload`` and ``generate`` merge key by key, and ``None`` removes a key."""
     out = copy.deepcopy(data)
     for key, value in overrides.items():
         if key in ("workload", "generate") and isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = {**out[key], **copy.deepcopy(value)}
+            merged = {**out[key], **copy.deepcopy(value)}
+            out[key] = {k: v for k, v in merged.items() if v is not None}
+        elif value is None:
+            out.pop(key, None)
         else:
             out[key] = copy.deepcopy(value)
     return out
@@ -60,8 +64,8 @@ def build_config(config=None, *, preset: str | None = None, rounds: int | None =
     """A checked configuration from a file path, a dict, a :class:`SimulationConfig` or a preset name.
 
     ``rounds``, ``seeds`` (a count or a list) and ``overrides`` (top-level fields of the
-    file format; ``workload`` and ``generate`` are merged key by key) replace the
-    configuration's own.
+    file format; ``workload`` and ``generate`` are merged key by key; ``None`` removes a
+    field, so its default applies) replace the configuration's own.
     """
     if (config is None) == (preset is None):
         raise InputError("give a configuration or a preset, not both and not neither", path="CONFIG")
