@@ -78,7 +78,12 @@ _KIND_ORDER = {k: i for i, k in enumerate(EVENT_KINDS)}
 
 
 def load_base_instance(config: SimulationConfig, seed: int) -> Instance:
-    """The configuration's instance for run ``seed`` (a generated family draws it with the seed)."""
+    """The configuration's instance for run ``seed`` (a generated family draws it with the seed).
+
+    >>> from laissez_opt.simulate.sweep import build_config
+    >>> load_base_instance(build_config(preset="thesis-r5-equal"), 3).name
+    'gemmini-n20-m2-s3'
+    """
     if config.generate is not None:
         from ..api import generate
 
@@ -123,7 +128,16 @@ class SimulationSetup:
 
 
 def estimate_bytes(config: SimulationConfig, base: Instance, plan_jobs: float, rounds: int) -> float:
-    """A generous estimate of a run's memory: queues (twice: the shadow), records, the instance."""
+    """A generous estimate of a run's memory in bytes: queues, records, event log, the instance.
+
+    ``plan_jobs`` jobs arrive over ``rounds`` rounds; with a deadline of ``D`` rounds at most
+    ``D`` rounds' worth of them wait at once.
+
+    >>> from laissez_opt.simulate.sweep import build_config
+    >>> cfg = build_config(preset="thesis-r5-equal")
+    >>> estimate_bytes(cfg, load_base_instance(cfg, 0), 240_000, 300) < 2**30
+    True
+    """
     deadline = config.workload.deadline
     per_round = plan_jobs / max(rounds, 1)
     in_flight = per_round * (min(deadline, rounds) if deadline else rounds)
@@ -137,7 +151,13 @@ def estimate_bytes(config: SimulationConfig, base: Instance, plan_jobs: float, r
 
 
 def prepare(config: SimulationConfig, seed: int) -> SimulationSetup:
-    """Resolve the instance, horizon and arrivals of run ``seed``; refuse runs that would not fit in memory."""
+    """Resolve the instance, horizon and arrivals of run ``seed``; refuse runs that would not fit in memory.
+
+    >>> from laissez_opt.simulate.sweep import build_config
+    >>> setup = prepare(build_config(preset="thesis-r5-1-2"), seed=0)
+    >>> setup.rounds, setup.plan.counts.shape, sorted(set(setup.plan.rates.tolist()))
+    (300, (300, 20), [40.0, 80.0])
+    """
     base = load_base_instance(config, seed)
     rounds = config.rounds if config.rounds is not None else base.rounds
     round_hours = config.round_hours if config.round_hours is not None else base.round_hours
@@ -215,7 +235,16 @@ def _checked_amounts(decision: Decision, view: Instance, policy: Policy, verify_
 
 
 def run(setup: SimulationSetup, policy: Policy, seed: int | None = None) -> RunRecord:
-    """Simulate ``setup`` under ``policy``; see the module docstring for the order of events."""
+    """Simulate ``setup`` under ``policy``; see the module docstring for the order of events.
+
+    ``seed`` defaults to the setup's.  Returns the run's :class:`RunRecord`.
+
+    >>> from laissez_opt.simulate.sweep import build_config
+    >>> from laissez_opt.simulate.policies import resolve
+    >>> setup = prepare(build_config(preset="thesis-r1"), seed=0)
+    >>> run(setup, resolve("min_backlog", {}).build()).agents["backlog_work"]
+    [20.0, 0.0]
+    """
     config, base = setup.config, setup.base
     seed = setup.seed if seed is None else seed
     n, rounds, plan, views = base.n_agents, setup.rounds, setup.plan, setup.views

@@ -125,8 +125,17 @@ def serve(job_ptr: np.ndarray, remaining: np.ndarray, placement: Placement, n_ag
           balancer: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Work done and finishing time (``-1``: not finished) of every queued job this round.
 
-    The balancer's generator is seeded from ``rng`` with one draw per round, whatever
-    the balancer, so the stream does not depend on how far dispatch went.
+    ``job_ptr``: agent ``i``'s jobs are positions ``job_ptr[i] .. job_ptr[i+1]-1`` of
+    ``remaining`` (FIFO order).  The balancer's generator is seeded from ``rng`` with one
+    draw per round, whatever the balancer, so the stream does not depend on how far
+    dispatch went.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g", count=2)], [lo.Agent("A")], [lo.Edge("A", "g", 1.0)])
+    >>> p = place(inst, np.array([2.0]), inst.edge_utility[:, 0])
+    >>> done, finish = serve(np.array([0, 3]), np.array([0.5, 0.5, 1.5]), p, 1, "pooled", np.random.default_rng(0))
+    >>> done.tolist(), finish.tolist()
+    ([0.5, 0.5, 1.0], [0.25, 0.5, -1.0])
     """
     mode = MODES[balancer]
     srv_ptr, rate = placement.servers(n_agents)

@@ -54,7 +54,14 @@ def _arrived_work(setup) -> np.ndarray:
 
 
 def build_hindsight(setup) -> tuple[LinearModel, dict]:
-    """Declare the bound's LP for one run's setup; returns the model and its blocks' index maps."""
+    """Declare the bound's LP for one run's setup; returns the model and ``{"arrived": A}`` (rounds x agents).
+
+    >>> from laissez_opt.simulate.sweep import build_config
+    >>> from laissez_opt.simulate.engine import prepare
+    >>> model, info = build_hindsight(prepare(build_config(preset="thesis-r1"), 0))
+    >>> sorted(model.variables), sorted(model.constraints), info["arrived"].tolist()
+    (['b', 'x', 'y'], ['capacity', 'flow', 'service'], [[150.0, 275.0], [370.0, 280.0]])
+    """
     base, R = setup.base, setup.rounds
     n, E = base.n_agents, base.n_edges
     arrived = _arrived_work(setup)

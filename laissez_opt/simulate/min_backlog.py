@@ -51,7 +51,17 @@ __all__ = ["build_min_backlog", "solve_min_backlog", "MinBacklogPolicy"]
 
 
 def build_min_backlog(instance: Instance, *, fractional: bool = False, weighted: bool = True):
-    """Declare the model; the backlog ``q_i`` is the agent's ``work`` field of the round view."""
+    """Declare the model; the backlog ``q_i`` is the agent's ``work`` field of the round view.
+
+    Returns ``(model, allocation columns)``; blocks ``x`` (with ``capacity`` and
+    ``demand``), ``y`` and ``service``.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g", count=2)], [lo.Agent("A", work=3.0)], [lo.Edge("A", "g", 2.0)])
+    >>> model, _ = build_min_backlog(inst)
+    >>> sorted(model.variables), sorted(model.constraints)
+    (['x', 'y'], ['capacity', 'demand', 'service'])
+    """
     model = LinearModel("min_backlog", sense="max")
     columns = add_allocation(model, instance, integral=not fractional)
     n = instance.n_agents
@@ -70,7 +80,15 @@ def build_min_backlog(instance: Instance, *, fractional: bool = False, weighted:
 
 def solve_min_backlog(instance: Instance, *, fractional: bool = False, solver: str = "highs",
                       time_limit: float | None = None, weighted: bool = True) -> Result:
-    """Solve the round's minimum-backlog model and verify the allocation independently."""
+    """Solve the round's minimum-backlog model and verify the allocation independently.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g", count=2)], [lo.Agent("A", work=3.0), lo.Agent("B", work=2.0)],
+    ...                    [lo.Edge("A", "g", 2.0), lo.Edge("B", "g", 2.0)])
+    >>> res = solve_min_backlog(inst)  # one device each: 2 + 2 done, rather than min(3, 4) for A alone
+    >>> res.objective, res.utilities
+    (4.0, {'A': 2.0, 'B': 2.0})
+    """
     if not isinstance(fractional, bool) or not isinstance(weighted, bool):
         raise InputError("fractional and weighted are true or false", path="min_backlog")
     model, columns = build_min_backlog(instance, fractional=fractional, weighted=weighted)

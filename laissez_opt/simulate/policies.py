@@ -32,7 +32,7 @@ Example
 >>> import numpy as np, laissez_opt as lo
 >>> register_policy("all_to_first", lambda view: np.where(view.instance.edge_agent == 0,
 ...                 view.instance.counts[view.instance.edge_pool], 0.0), replace=True)
->>> policy = make_policy(resolve("all_to_first", {}), seed=0)
+>>> policy = resolve("all_to_first", {}).build()
 >>> policy.name
 'all_to_first'
 >>> unregister_policy("all_to_first")
@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -65,7 +64,6 @@ __all__ = [
     "unregister_policy",
     "registered_policies",
     "resolve",
-    "make_policy",
     "policy_names",
 ]
 
@@ -278,7 +276,11 @@ def _builtins() -> dict[str, type]:
 
 
 def policy_names() -> list[str]:
-    """Every name a policy may run: registered methods, simulator policies, user policies."""
+    """Every name a policy may run: registered methods, simulator policies, user policies.
+
+    >>> {"welfare", "mtf", "min_backlog"} <= set(policy_names())
+    True
+    """
     return sorted(set(METHODS) | set(_builtins()) | set(_USER))
 
 
@@ -289,6 +291,11 @@ def register_policy(name: str, policy, *, replace: bool = False) -> None:
 
     For parallel runs the object must be importable by name (a module-level class or
     function), like anything a process pool pickles.
+
+    >>> register_policy("idle", lambda view: [0.0] * view.instance.n_edges)
+    >>> registered_policies()["idle"], "idle" in policy_names()
+    ('function', True)
+    >>> unregister_policy("idle")
     """
     if not isinstance(name, str) or not name.strip():
         raise InputError(f"a policy name is a non-empty string, got {name!r}", path="name")
@@ -317,7 +324,13 @@ def registered_policies() -> dict[str, str]:
 
 
 def resolve(method: str, options: dict, *, name: str | None = None) -> PolicyFactory:
-    """The factory of policy ``method`` (user policies first, then simulator policies, then methods)."""
+    """The factory of policy ``method`` (user policies first, then simulator policies, then methods).
+
+    >>> resolve("mtf", {"threshold": "hedge"}, name="mtf-hedge")
+    PolicyFactory(name='mtf-hedge', kind='method', target='mtf', options={'threshold': 'hedge'})
+    >>> resolve("min_backlog", {}).kind
+    'builtin'
+    """
     label = name or method
     if method in _USER:
         kind, target = _USER[method]
@@ -330,13 +343,3 @@ def resolve(method: str, options: dict, *, name: str | None = None) -> PolicyFac
     raise InputError(f"unknown policy {method!r}; known: {', '.join(policy_names())}", path="policies")
 
 
-def make_policy(factory: PolicyFactory, *, seed: int, verify: bool = True) -> Policy:
-    """Build the policy of one run (``seed`` is the run's seed, given to ``start`` by the engine)."""
-    return factory.build(verify=verify)
-
-
-def timed(policy: Policy, view: RoundView) -> tuple[Decision, float]:
-    """``policy.decide(view)`` and the seconds it took."""
-    start = time.perf_counter()
-    decision = policy.decide(view)
-    return decision, time.perf_counter() - start

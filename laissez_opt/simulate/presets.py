@@ -131,7 +131,11 @@ PRESETS.update({f"thesis-r5-{k}": f"thesis chapter 5: {v[2]}" for k, v in R5_SET
 
 
 def preset_dict(name: str) -> dict:
-    """The configuration of preset ``name`` in the file format."""
+    """The configuration of preset ``name`` in the file format.
+
+    >>> preset_dict("thesis-r1")["policies"]
+    ['time_equal', 'min_backlog']
+    """
     if name == "thesis-r1":
         return _r1()
     if name.startswith("thesis-r5-") and name[len("thesis-r5-"):] in R5_SETUPS:

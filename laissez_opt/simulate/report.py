@@ -58,7 +58,13 @@ def csv_number(value) -> str:
 
 
 def csv_text(rows: list[dict], columns: list[str] | None = None) -> str:
-    """Rows as CSV text (columns: the first row's keys unless given)."""
+    """Rows as CSV text (columns: the first row's keys unless given).
+
+    >>> print(csv_text([{"a": 1.0, "b": float("nan")}, {"a": 0.25, "b": "x"}]), end="")
+    a,b
+    1,
+    0.25,x
+    """
     columns = columns or (list(rows[0]) if rows else [])
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -95,7 +101,13 @@ def _json_clean(value):
 
 
 def summary_data(result) -> dict:
-    """The summary as a JSON-ready dict: configuration, per-policy intervals, paired ratios, bounds."""
+    """The summary as a JSON-ready dict: configuration, per-policy intervals, paired ratios, bounds.
+
+    >>> import laissez_opt as lo
+    >>> data = summary_data(lo.simulate(preset="thesis-r1", progress=False))
+    >>> data["policies"], data["summary"]["min_backlog"]["backlog"]["mean"]
+    (['time_equal', 'min_backlog'], 20.0)
+    """
     summary = result.summary()
     ratios = {p: {q: result.compare(p, q) for q in result.policies if q != p} for p in result.policies} \
         if result.config.utility != "negative_backlog" else {}
@@ -125,7 +137,13 @@ def _instance_label(config) -> str | dict:
 
 
 def summary_markdown(result) -> str:
-    """The Markdown report: setup, per-policy means with intervals, paired ratios, hindsight bound."""
+    """The Markdown report: setup, per-policy means with intervals, paired ratios, hindsight bound.
+
+    >>> import laissez_opt as lo
+    >>> text = summary_markdown(lo.simulate(preset="thesis-r1", progress=False))
+    >>> text.splitlines()[0], "| min_backlog | -5 |" in text
+    ('# Simulation: thesis-r1', True)
+    """
     cfg = result.config
     summary = result.summary()
     first = result.runs[0].meta if result.runs else {}
@@ -296,7 +314,14 @@ def _plots(result, out: Path) -> list[Path]:
 
 
 def write_outputs(result, directory, *, plots: bool = True) -> list[Path]:
-    """Write every file of the module docstring into ``directory`` (created if needed)."""
+    """Write every file of the module docstring into ``directory`` (created if needed); the paths written.
+
+    >>> import tempfile, laissez_opt as lo
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     names = [p.name for p in write_outputs(lo.simulate(preset="thesis-r1", progress=False), out, plots=False)]
+    >>> names[:3]
+    ['rounds.csv', 'agents.csv', 'runs.csv']
+    """
     from .metrics import AGENT_FIELDS, AGENT_ROUND_FIELDS, ROUND_FIELDS
 
     out = Path(directory)

@@ -66,6 +66,10 @@ def build_config(config=None, *, preset: str | None = None, rounds: int | None =
     ``rounds``, ``seeds`` (a count or a list) and ``overrides`` (top-level fields of the
     file format; ``workload`` and ``generate`` are merged key by key; ``None`` removes a
     field, so its default applies) replace the configuration's own.
+
+    >>> cfg = build_config(preset="thesis-r5-equal", seeds=3, workload={"deadline": None})
+    >>> cfg.seeds, cfg.workload.deadline, cfg.workload.load
+    ((0, 1, 2), None, 0.6)
     """
     if (config is None) == (preset is None):
         raise InputError("give a configuration or a preset, not both and not neither", path="CONFIG")
@@ -177,6 +181,11 @@ def simulate(config=None, *, preset: str | None = None, policies: Sequence[str] 
     ``scheduler`` address or a local cluster); ``store``: a directory of finished runs to
     reuse and extend; ``progress``: a progress bar (default: when standard error is a
     terminal); ``check``: decide round 0 with every policy before the sweep.
+
+    >>> import laissez_opt as lo
+    >>> res = lo.simulate(preset="thesis-r1", policies=["time_equal"], balancer="pooled", progress=False)
+    >>> res.policies, res.run("time_equal", 0).rounds["backlog_work"], res.hindsight[0]["processed_work"]
+    (['time_equal'], [0.0, 90.0], 1075.0)
     """
     if executor not in EXECUTORS:
         raise InputError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}", path="--executor")

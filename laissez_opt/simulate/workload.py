@@ -49,12 +49,21 @@ _PURPOSES = {"arrivals": 1, "sizes": 2, "balancer": 3, "policy": 4}
 
 
 def stream(seed: int, purpose: str) -> np.random.Generator:
-    """The random generator of one purpose (``arrivals``, ``sizes``, ``balancer``, ``policy``) of a run."""
+    """The random generator of one purpose (``arrivals``, ``sizes``, ``balancer``, ``policy``) of a run.
+
+    >>> int(stream(7, "arrivals").integers(100)) == int(stream(7, "arrivals").integers(100))
+    True
+    """
     return np.random.default_rng([int(seed), _PURPOSES[purpose]])
 
 
 def mean_utilities(instance: Instance) -> np.ndarray:
-    """``u_{i,c}`` averaged over the instance's rounds, dense ``n x m``."""
+    """``u_{i,c}`` averaged over the instance's rounds, dense ``n x m``.
+
+    >>> import laissez_opt as lo
+    >>> mean_utilities(lo.load("instances/thesis-r2-table3-1.json"))[0].round(3).tolist()
+    [0.6, 0.7, 0.633, 0.3]
+    """
     return instance.utility.mean(axis=2)
 
 
@@ -63,6 +72,12 @@ def reference_capacity(instance: Instance, reference: str, tick_scale: float) ->
 
     ``equal_share``: ``(w_i / W) sum_c k_c u_{i,c}``; ``best_pool`` / ``worst_pool``:
     ``(w_i / W) sum_{c: u_{i,c} > 0} k_c`` devices of its best / worst pool.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("f", count=2), lo.Pool("s", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "f", 3.0), lo.Edge("A", "s", 1.0), lo.Edge("B", "s", 1.0)])
+    >>> [reference_capacity(inst, ref, 1.0).tolist() for ref in ("equal_share", "best_pool", "worst_pool")]
+    [[4.0, 1.0], [6.0, 1.0], [2.0, 1.0]]
     """
     u = mean_utilities(instance) * tick_scale
     share = instance.weights / instance.weights.sum()
@@ -137,7 +152,13 @@ def _loads(workload: Workload, instance: Instance) -> np.ndarray:
 
 
 def plan_arrivals(workload: Workload, instance: Instance, *, rounds: int, tick_scale: float, seed: int) -> ArrivalPlan:
-    """Draw (Poisson) or read (instance) the jobs of every round of one run."""
+    """Draw (Poisson) or read (instance) the jobs of every round of one run.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.load("instances/thesis-r1-fair-vs-efficient.json")
+    >>> plan_arrivals(Workload(arrivals="instance"), inst, rounds=3, tick_scale=1.0, seed=0).counts.tolist()
+    [[150, 275], [370, 280], [0, 0]]
+    """
     n = instance.n_agents
     reference = reference_capacity(instance, workload.load_reference, tick_scale)
     exponential = workload.size_distribution == "exponential"
