@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import tempfile
 import time
@@ -45,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 import laissez_opt as lo
+from laissez_opt.io import write_atomic
 from laissez_opt.simulate.presets import R5_SETUPS
 from laissez_opt.simulate.report import _plots, summary_data, summary_markdown
 from laissez_opt.simulate.summary import interval, run_scalars
@@ -142,9 +142,8 @@ def main(argv=None) -> int:
         name = f"thesis-r5-{setup}"
         result = run(name, seeds=args.seeds, **common)
         (args.out / name).mkdir(exist_ok=True)
-        (args.out / name / "summary.md").write_text(summary_markdown(result), encoding="utf-8")
-        (args.out / name / "summary.json").write_text(json.dumps(summary_data(result), indent=2) + "\n",
-                                                      encoding="utf-8")
+        write_atomic(args.out / name / "summary.md", summary_markdown(result))
+        write_atomic(args.out / name / "summary.json", json.dumps(summary_data(result), indent=2) + "\n")
         _plots(result, args.out / name)
         per_seed = ratios(result)
         report["presets"][setup] = {
@@ -261,12 +260,8 @@ def main(argv=None) -> int:
                                                   for p in ("mtf", "themis", "gandiva_fair", "welfare", "leximin",
                                                             "min_backlog")) + " |")
     text = "\n".join(lines) + "\n"
-    for name, content in (("simulate_r5.json", json.dumps(report, indent=2, default=float) + "\n"),
-                          ("simulate_r5.md", text)):
-        fd, tmp = tempfile.mkstemp(dir=args.out, prefix=f".{name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(content)
-        os.replace(tmp, args.out / name)
+    write_atomic(args.out / "simulate_r5.json", json.dumps(report, indent=2, default=float) + "\n")
+    write_atomic(args.out / "simulate_r5.md", text)
     print()
     print(text)
     return 0

@@ -33,12 +33,12 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
 
 import laissez_opt as lo
+from laissez_opt.io import write_atomic
 from laissez_opt.simulate import config_from_dict, prepare, run
 from laissez_opt.simulate.policies import resolve
 from laissez_opt.simulate.presets import R5_SETUPS
@@ -140,13 +140,6 @@ def _markdown(report: dict) -> str:
     return "\n".join(lines)
 
 
-def _write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small versions of every measurement")
@@ -176,8 +169,8 @@ def main(argv=None) -> int:
     report["grid"] = time_grid(args.seeds, grid_rounds, args.workers)
     print(f"  total {report['grid']['wall_s']:.1f} s (target {GRID_TARGET_S:.0f} s)")
     text = _markdown(report)
-    _write(args.out / "simulate_scaling.json", json.dumps(report, indent=2) + "\n")
-    _write(args.out / "simulate_scaling.md", text)
+    write_atomic(args.out / "simulate_scaling.json", json.dumps(report, indent=2) + "\n")
+    write_atomic(args.out / "simulate_scaling.md", text)
     print()
     print(text)
     return 0

@@ -46,6 +46,7 @@ BUILDERS: dict[str, Callable[[Instance], tuple]] = {
     "maxmin.md": lambda inst: __import__("laissez_opt.exact.maxmin", fromlist=["build_maxmin"]).build_maxmin(inst, fractional=True),
     "drf.md": lambda inst: __import__("laissez_opt.exact.drf", fromlist=["build_drf"]).build_drf(inst, fractional=True),
     "migration.md": lambda inst: __import__("laissez_opt.exact.migration", fromlist=["build_migration"]).build_migration(inst),
+    "min_backlog.md": lambda inst: __import__("laissez_opt.simulate.min_backlog", fromlist=["build_min_backlog"]).build_min_backlog(inst),
 }
 
 KINDS = ("variable", "constraint", "parameter")
