@@ -46,7 +46,7 @@ import numpy as np
 import laissez_opt as lo
 from laissez_opt.io import write_atomic
 from laissez_opt.simulate.presets import R5_SETUPS
-from laissez_opt.simulate.report import _plots, summary_data, summary_markdown
+from laissez_opt.simulate.report import summary_data, summary_markdown, write_plots
 from laissez_opt.simulate.summary import interval, run_scalars
 
 HERE = Path(__file__).resolve().parent
@@ -144,7 +144,7 @@ def main(argv=None) -> int:
         (args.out / name).mkdir(exist_ok=True)
         write_atomic(args.out / name / "summary.md", summary_markdown(result))
         write_atomic(args.out / name / "summary.json", json.dumps(summary_data(result), indent=2) + "\n")
-        _plots(result, args.out / name)
+        write_plots(result, args.out / name)
         per_seed = ratios(result)
         report["presets"][setup] = {
             "summary": summary_data(result)["summary"],

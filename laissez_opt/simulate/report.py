@@ -36,7 +36,7 @@ import numpy as np
 from ..io.jsonfile import write_atomic
 from .summary import SCALARS, interval
 
-__all__ = ["write_outputs", "summary_markdown", "csv_text", "csv_number", "PLOTS"]
+__all__ = ["write_outputs", "write_plots", "summary_markdown", "summary_data", "csv_text", "csv_number", "PLOTS"]
 
 PLOTS = ("backlog.png", "utility.png", "phi.png", "agents.png")
 
@@ -252,7 +252,8 @@ def _over_time(result, field: str, ax, *, cumulative: bool = False) -> None:
         ax.legend(fontsize="small")
 
 
-def _plots(result, out: Path) -> list[Path]:
+def write_plots(result, out: Path) -> list[Path]:
+    """Draw ``backlog.png``, ``utility.png``, ``phi.png`` and ``agents.png`` into ``out``; the paths written."""
     written = []
     fig = _figure()
     ax = fig.add_subplot()
@@ -352,5 +353,5 @@ def write_outputs(result, directory, *, plots: bool = True) -> list[Path]:
             import matplotlib  # noqa: F401
         except ImportError:
             return written
-        written += _plots(result, out)
+        written += write_plots(result, out)
     return written
