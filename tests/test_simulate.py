@@ -282,3 +282,32 @@ def test_compiled_and_plain_kernel_agree():
         kernel.dispatch(job_ptr, remaining, srv_ptr, rate, 4242, mode, *out[0])
         plain(job_ptr, remaining, srv_ptr, rate, 4242, mode, *out[1])
         assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
+
+
+@pytest.mark.parametrize("method,options", [
+    ("round_robin", {}), ("dynamic_partition", {}), ("gandiva_fair", {}), ("fixed_partition", {}),
+    ("mtf", {"threshold": "fixed:0.3", "normalize": "round"}), ("mtf", {"threshold": "fixed:0", "tokens": 3}),
+])
+def test_state_option_continues_a_multi_round_run(method, options):
+    """One call over R rounds = R one-round calls, each given the previous call's details["state"]."""
+    inst = lo.generate("uniform", 6, 3, seed=2, rounds=4)
+    full = lo.solve(inst, method, **options).amounts
+    state, columns = None, []
+    for r in range(inst.rounds):
+        one = Instance(inst.pools, inst.agents, [Edge(e.agent, e.pool, e.utility_in(r)) for e in inst.edges])
+        res = lo.solve(one, method, state=state, **options)
+        state = res.details["state"]
+        columns.append(res.amounts[:, 0])
+    assert np.array_equal(full, np.stack(columns, axis=1))
+
+
+def test_state_option_is_checked():
+    inst = lo.generate("uniform", 3, 2, seed=0)
+    with pytest.raises(InputError, match="round_robin state has fields turn"):
+        lo.solve(inst, "round_robin", state={"turn": "a0000", "extra": 1})
+    with pytest.raises(InputError, match="unknown agent id 'zz'"):
+        lo.solve(inst, "gandiva_fair", state={"passes": {a.id: 0 for a in inst.agents}, "previous": ["zz"]})
+    with pytest.raises(InputError, match="state.budgets must give every agent"):
+        lo.solve(inst, "mtf", state={"budgets": {}, "turn": inst.agents[0].id})
+    with pytest.raises(InputError, match="which has"):
+        lo.solve(inst, "fixed_partition", state={"owned": {inst.edges[0].agent: {inst.edges[0].pool: 99}}})
