@@ -151,8 +151,11 @@ def summary_markdown(result) -> str:
     if cfg.description:
         lines += [cfg.description, ""]
     w = cfg.workload
+    per_seed = cfg.generate is not None and cfg.generate.get("seed") is None
+    instance = (f"family {cfg.generate['family']}, drawn anew for every seed" if per_seed
+                else first.get("instance", "?"))
     lines += [
-        f"- instance: {first.get('instance', '?')} ({first.get('agents', '?')} agents, {first.get('pools', '?')} pools, "
+        f"- instance: {instance} ({first.get('agents', '?')} agents, {first.get('pools', '?')} pools, "
         f"{first.get('devices', '?')} devices); {first.get('rounds', '?')} rounds of {first.get('round_hours', '?')} h",
         f"- seeds: {', '.join(str(s) for s in result.seeds)}",
         f"- workload: {w.arrivals} arrivals"
