@@ -84,7 +84,7 @@ def demands_to_clear(backlog: np.ndarray, slowest: np.ndarray, cap: np.ndarray) 
     >>> demands_to_clear(np.array([0.0, 5.0, 5.0]), np.array([2.0, 2.0, 0.0]), np.array([9.0, 2.0, 9.0])).tolist()
     [0, 2, 0]
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         need = np.where((backlog > 0) & (slowest > 0), np.ceil(backlog / np.where(slowest > 0, slowest, 1.0) - 1e-9), 0.0)
     # A vanishing throughput would ask for infinitely many devices: no more than exist in any instance.
     return np.minimum(np.minimum(need, cap), float(2**62)).astype(np.int64)
