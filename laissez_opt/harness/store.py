@@ -149,9 +149,17 @@ class Claim:
 
 
 class RunStore:
-    """Finished runs under ``directory/<key>.json``; claims under ``directory/<key>.claim``."""
+    """Finished runs under ``directory/<key>.json``; claims under ``directory/<key>.claim``.
 
-    def __init__(self, directory: str | os.PathLike):
+    ``check_row``: what a stored row must be, raising :class:`DamagedRecord` otherwise
+    (default: a comparison's row, :func:`validate_row`); a simulation stores its own rows.
+    ``allow_nan``: rows may hold NaN (a simulation's undefined per-round ratios); a
+    comparison's never do, so there NaN marks a damaged record.
+    """
+
+    def __init__(self, directory: str | os.PathLike, *, check_row=None, allow_nan: bool = False):
+        self.check_row = check_row
+        self.allow_nan = allow_nan
         self.directory = Path(directory)
         if self.directory.exists() and not self.directory.is_dir():
             raise InputError("run store is not a directory", source=str(directory))
@@ -210,7 +218,7 @@ class RunStore:
         if not text.strip():
             raise DamagedRecord("is empty")
         try:
-            data = json.loads(text, parse_constant=_parse_constant)
+            data = json.loads(text, parse_constant=float if self.allow_nan else _parse_constant)
         except json.JSONDecodeError as exc:
             raise DamagedRecord(f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
         except (ValueError, RecursionError) as exc:
@@ -231,12 +239,15 @@ class RunStore:
             raise DamagedRecord(f"has store version {data.get('store_version')!r}, not {STORE_FORMAT}")
         if data.get("key") != key:
             raise DamagedRecord("names another key than its file name")
-        validate_row(data.get("row"), method=method, instance_hash=instance_hash, objectives=objectives)
+        if self.check_row is not None:
+            self.check_row(data.get("row"))
+        else:
+            validate_row(data.get("row"), method=method, instance_hash=instance_hash, objectives=objectives)
         return data["row"]
 
     def put(self, key: str, row: dict) -> None:
         """Store ``row`` under ``key`` atomically; only rows whose status is an outcome are accepted."""
-        validate_row(row)
+        (self.check_row or validate_row)(row)
         record = {"format": RECORD_FORMAT, "store_version": STORE_FORMAT, "library": library_version(),
                   "key": key, "row": row}
         self._write(self._path(key), json.dumps(record, sort_keys=True, allow_nan=True) + "\n")
