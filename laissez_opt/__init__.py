@@ -35,6 +35,7 @@ from .errors import (
 )
 from .instance import Agent, Edge, Instance, Pool
 from .harness import compare
+from .simulate import simulate
 from .io import dumps_instance, instance_from_dict, instance_to_dict, save_instance
 from .method_spec import Option
 from .methods import METHODS, register_method, unregister_method
@@ -56,6 +57,7 @@ __all__ = [
     "unregister_method",
     "load",
     "compare",
+    "simulate",
     "solve",
     "build",
     "linear_model",

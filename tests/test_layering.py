@@ -15,8 +15,9 @@ subpackage or module, and from any lower layer):
 * L9  ``methods`` (the registry)
 * L10 ``api``
 * L11 ``harness`` (comparisons over many instances)
-* L12 ``cli``
-* L13 ``__main__``, ``__init__``
+* L12 ``simulate`` (multi-round simulation: its sweeps run through the harness's executors and run store)
+* L13 ``cli``
+* L14 ``__main__``, ``__init__``
 
 Every import statement counts, including the deferred ones inside functions.
 """
@@ -49,9 +50,10 @@ LAYERS = {
     "methods": 9,
     "api": 10,
     "harness": 11,
-    "cli": 12,
-    "__main__": 13,
-    "__init__": 13,
+    "simulate": 12,
+    "cli": 13,
+    "__main__": 14,
+    "__init__": 14,
 }
 
 # Imports that break the rule, each with its reason.  Empty: keep it so.

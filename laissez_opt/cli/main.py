@@ -1,4 +1,4 @@
-"""``laissez-opt``: solve, methods, validate, generate.
+"""``laissez-opt``: solve, methods, validate, generate (compare, check and simulate are registered below).
 
 Exit codes (contract): 0 a result was produced (including ``time_limit`` with an
 incumbent); 2 bad input or usage; 3 the instance is infeasible for the method;
@@ -279,3 +279,7 @@ cli.add_command(certify_command)
 from .frontier_cmd import frontier_command  # noqa: E402
 
 cli.add_command(frontier_command)
+
+from .simulate_cmd import simulate_command  # noqa: E402
+
+cli.add_command(simulate_command)

@@ -458,11 +458,6 @@ class _HighsSession(_ModelSession):
         cols = np.arange(self.model.n_cols, dtype=np.int32)
         self.h.changeColsCost(cols.size, cols, np.ascontiguousarray(vector, dtype=np.float64))
 
-    def set_start(self, values: np.ndarray) -> None:
-        if self.integral:
-            cols = np.arange(values.size, dtype=np.int32)
-            self.h.setSolution(values.size, cols, np.ascontiguousarray(values, dtype=np.float64))
-
     def solve(self, time_limit) -> _Run:
         hs = self.highspy
         h = self.h

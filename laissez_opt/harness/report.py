@@ -73,6 +73,11 @@ def markdown_table(table: Comparison) -> str:
         "that objective (to its proven bound when the exact solve hit its time limit); blank where no "
         "reference is proven.\n\n" + _legend(table)
     )
+    errors = [row for row in table.rows if row.get("status") == "error"]
+    if errors:
+        note += "\nRuns that failed (not stored; the next comparison on this store retries them):\n\n"
+        note += "".join(f"- {_cell(row.get('instance'))}, {_cell(row.get('method'))}: {_one_line(row.get('message'))}\n"
+                        for row in errors)
     return "\n".join(lines) + "\n" + note
 
 
@@ -117,6 +122,10 @@ def plot_comparison(table: Comparison, what: str = "gap", *, objective: str | No
     else:
         raise ValueError(f"unknown plot {what!r}: gap or runtime")
     return _draw(table, column, label, log, new_axes(ax))
+
+
+def _one_line(text) -> str:
+    return " ".join(str(text or "no reason given").split())
 
 
 def _plot(table: Comparison, column: str, ylabel: str, path: Path, log: bool) -> None:
