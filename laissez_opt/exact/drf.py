@@ -70,7 +70,9 @@ from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel
 from ..result import Result
 from .common import AllocationColumns
-from .leximin import FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinPlan, declare_leximin, leximin_size, solve_leximin
+from .leximin import (
+    FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinPlan, declare_leximin, first_level, leximin_size, solve_leximin,
+)
 from .maxmin import leximin_result
 
 __all__ = ["CAPACITY_BASES", "resource_arrays", "task_shares", "build_drf", "solve_drf"]
@@ -233,6 +235,13 @@ def solve_drf(
     return result
 
 
+def _export_model(instance: Instance, options: dict) -> LinearModel:
+    """The first level of the dominant-share leximin, the model ``lo.build(instance, "drf", ...)`` exports."""
+    model, plan = build_drf(instance, fractional=bool(options.get("fractional")),
+                            capacity_basis=options.get("capacity_basis", "compatible"))
+    return first_level(model, plan)
+
+
 METHOD = Method(
     name="drf",
     kind="exact",
@@ -246,4 +255,7 @@ METHOD = Method(
                choices=CAPACITY_BASES),
     ),
     estimate=leximin_size,
+    build=_export_model,
+    exported="the first level, max min_i s_i / w_i (fractional: max t over the level rows; integral: step 1 of the "
+             "ordered outcomes)",
 )

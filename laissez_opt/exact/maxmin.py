@@ -64,7 +64,8 @@ from ..result import Result
 from ..shares import equal_share_utilities
 from .common import AllocationColumns, add_allocation, allocation_result
 from .leximin import (
-    FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinOutcome, LeximinPlan, declare_leximin, leximin_size, solve_leximin,
+    FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinOutcome, LeximinPlan, declare_leximin, first_level, leximin_size,
+    solve_leximin,
 )
 
 __all__ = ["NORMALIZERS", "normalizers", "build_maxmin", "solve_maxmin", "leximin_result"]
@@ -214,6 +215,13 @@ def solve_maxmin(
     return result
 
 
+def _export_model(instance: Instance, options: dict) -> LinearModel:
+    """The first level of the leximin, the model ``lo.build(instance, "maxmin", ...)`` exports."""
+    model, plan = build_maxmin(instance, fractional=bool(options.get("fractional")),
+                               normalizer=options.get("normalizer", "equal_share"))
+    return first_level(model, plan)
+
+
 METHOD = Method(
     name="maxmin",
     kind="exact",
@@ -227,4 +235,7 @@ METHOD = Method(
                choices=NORMALIZERS),
     ),
     estimate=leximin_size,
+    build=_export_model,
+    exported="the first level, max min_i v_i (fractional: max t over the level rows; integral: step 1 of the "
+             "ordered outcomes); each further level is the same model with the agents found at earlier levels held there",
 )

@@ -276,10 +276,7 @@ def _sweep_stale(directory: Path, name: str) -> None:
             continue
         pid_text = entry.name[len(prefix):-4].split(".", 1)[0]
         if pid_text.isdigit() and not _pid_alive(int(pid_text)):
-            try:
-                os.unlink(entry.path)
-            except OSError:
-                pass
+            _discard(Path(entry.path))
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
@@ -313,12 +310,25 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
             _fill(fd, payload, mode)
         finally:
             os.close(fd)
+    except BaseException:
+        _discard(tmp)
+        raise
+    _rename_or_discard(tmp, target)
+
+
+def _discard(tmp: Path) -> None:
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
+def _rename_or_discard(tmp: Path, target: Path) -> None:
+    """Rename the finished temporary file over ``target``; remove it if that fails or is interrupted."""
+    try:
         os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _discard(tmp)
         raise
 
 
@@ -371,12 +381,5 @@ def _write_anonymous(directory: Path, tmp: Path, target: Path, payload: bytes, m
         os.link(f"/proc/self/fd/{fd}", tmp, follow_symlinks=True)
     finally:
         os.close(fd)
-    try:
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    _rename_or_discard(tmp, target)
     return True
