@@ -257,3 +257,17 @@ def test_size_estimate_and_blocks():
     model, _ = build_backlog(inst, objective="leximin")
     assert est.variables == model.n_cols
     assert est.constraints >= model.n_rows
+
+
+def test_one_round_backlog_equals_the_simulators_min_backlog_policy():
+    """On one round the offline model and the simulator's myopic policy solve the same problem."""
+    from laissez_opt.simulate.min_backlog import solve_min_backlog
+    from laissez_opt.simulate.view import ViewBuilder
+
+    inst = lo.load(R1)
+    one = lo.Instance(inst.pools, [lo.Agent("A1", arrivals=(370.0,)), lo.Agent("A2", arrivals=(280.0,))],
+                      [lo.Edge(e.agent, e.pool, e.utility_in(1)) for e in inst.edges], name="r1-round-2")
+    view = ViewBuilder(inst, tick_scale=1.0, demand_rule="clear").view(
+        1, backlog=np.array([370.0, 280.0]), elapsed=np.zeros(2))
+    myopic = solve_min_backlog(view)
+    assert lo.solve(one, "backlog").objective == pytest.approx(370.0 + 280.0 - myopic.objective) == 20.0

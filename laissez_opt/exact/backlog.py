@@ -63,13 +63,14 @@ Example
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
-from ..limits import SizeEstimate
+from ..limits import SizeEstimate, remaining
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import relative_gap
@@ -343,11 +344,17 @@ def solve_backlog(
     solutions, start = [], None
     build_s = solve_s = 0.0
     status, message = "optimal", ""
+    began = time.perf_counter()
     for k in range(steps):
         if objective == "leximin":
             _set_step(model, k)
+        # One limit for all ordered-outcomes steps, and never past the deadline lo.solve opened.
+        left = remaining(None if time_limit is None else time_limit - (time.perf_counter() - began))
+        if left is not None and left <= 0 and solutions:
+            status, message = "time_limit", f"the time limit ended ordered-outcomes step {k + 1} of {steps}"
+            break
         try:
-            solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads,
+            solution = solve_model(model, solver=solver, via=via, time_limit=None if left is None else max(left, 1e-3), threads=threads,
                                    mip_gap=mip_gap, verbose=verbose, backend=backend, start=start)
         except NoSolutionError:
             if not solutions:
