@@ -36,6 +36,7 @@ from .errors import (
 from .instance import Agent, Edge, Instance, Pool
 from .harness import compare
 from .simulate import simulate
+from .reproduce import reproduce
 from .io import dumps_instance, instance_from_dict, instance_to_dict, save_instance
 from .method_spec import Option
 from .methods import METHODS, register_method, unregister_method
@@ -58,6 +59,7 @@ __all__ = [
     "load",
     "compare",
     "simulate",
+    "reproduce",
     "solve",
     "build",
     "linear_model",
