@@ -54,7 +54,7 @@ def settle(item: Item, quoted: dict) -> Item:
     """Fill every row's quoted value (from ``quoted[item.id]["quoted"]``) and verdict."""
     table = quoted.get(item.id, {}).get("quoted", {})
     for row in item.rows:
-        row.settle(_lookup(table, row.key))
+        row.settle(_lookup(table, row.quote or row.key))
     return item
 
 

@@ -24,7 +24,7 @@ from ..errors import InputError
 from ..instance import Agent, Edge, Instance, Pool
 from .report import Item, Row
 
-__all__ = ["Context", "ITEMS", "r1", "r2", "r3", "r4", "r5"]
+__all__ = ["Context", "ITEMS", "r1", "r2", "r3", "r4", "r5", "r1_tables", "r4_tables"]
 
 ROOT = Path(__file__).resolve().parents[2]
 R5_RESULTS = "benchmarks/results/simulate_r5/simulate_r5.json"
@@ -68,6 +68,25 @@ def _amounts(inst: Instance, plan: dict[str, list[list[str]]]) -> np.ndarray:
     return out
 
 
+def _per_round(values: list) -> object:
+    """One round's list when every round has the same values (as the seed prints them), else a mismatch."""
+    return values[0] if all(v == values[0] for v in values) else "rounds differ: " + str(values)
+
+
+def r1_tables(inst: Instance) -> list[Row]:
+    """Tables 2.1 and 2.2 as the instance encodes them: arrivals per round, throughput per accelerator."""
+    rows = []
+    for a in inst.agents:
+        rows.append(Row(f"table2.1.{a.id}", f"Table 2.1: {a.id}'s arrivals per round, instance",
+                        [_r(v) for v in (a.arrivals or ())]))
+    for a in inst.agents:
+        edges = {e.pool: e for e in inst.edges if e.agent == a.id}
+        table = [[_r(edges[p.id].utility_in(r)) if p.id in edges else 0.0 for p in inst.pools] for r in range(inst.rounds)]
+        rows.append(Row(f"table2.2.{a.id}", f"Table 2.2: {a.id}'s throughput on R1..R4 (every round), instance",
+                        _per_round(table)))
+    return rows
+
+
 def r1(ctx: Context) -> Item:
     from ..exact.backlog import queue_replay
 
@@ -75,6 +94,7 @@ def r1(ctx: Context) -> Item:
     item = Item("R1", "fair vs efficient scheduling with queues (two agents, four accelerators, two rounds)",
                 ctx.quoted["R1"]["source"], files=[rel])
     rows = item.rows
+    rows += r1_tables(inst)
     ids = [a.id for a in inst.agents]
     util = {(e.agent, e.pool): e.utility_in(0) for e in inst.edges}
     half = {a: sum(u for (ag, _), u in util.items() if ag == a) / 2 for a in ids}
@@ -335,6 +355,28 @@ def _market_path(ctx: Context, item: Item) -> None:
     item.rows.append(Row("market.path", "exchange: distinct A10 prices over the run", flat))
 
 
+def r4_tables(inst: Instance, bids_inst: Instance) -> list[Row]:
+    """Table 1, the section-5 base prices and the section-5 bids file as the instances encode them."""
+    rows = []
+    for a in inst.agents:
+        edges = [e for e in inst.edges if e.agent == a.id]
+        rows.append(Row(f"table1.time.{a.id}", f"Table 1: {a.id}'s execution time (h) per accelerator, "
+                        "1 / utility of the instance", {e.pool: _r(1.0 / e.utility_in(0), 4) for e in edges}))
+        rows.append(Row(f"table1.cost.{a.id}", f"Table 1: {a.id}'s cost ($) per accelerator, instance",
+                        {e.pool: e.cost for e in edges}))
+    prices = {p.id: p.base_price for p in inst.pools}
+    for pool in ("A10", "Trainium"):
+        rows.append(Row(f"price.{pool}", f"section 5: {pool} base price ($/h), instance", prices.get(pool)))
+    for e in bids_inst.edges:
+        rows.append(Row(f"bids_file.{e.agent}", f"{e.agent}'s bid in the section-5 bids file ($/h)", e.bid,
+                        quote=f"bid.{e.agent}"))
+        rows.append(Row(f"bids_file.{e.agent}.utility", f"{e.agent}'s value in the section-5 bids file ($/h)",
+                        e.utility_in(0), quote=f"bid.{e.agent}"))
+    rows.append(Row("bids_file.base_price", "A10 base price in the section-5 bids file ($/h)",
+                    next(p.base_price for p in bids_inst.pools if p.id == "A10"), quote="price.A10"))
+    return rows
+
+
 def r4(ctx: Context) -> Item:
     inst, rel = ctx.instance("hotos25-table1.json")
     bids_inst, bids_rel = ctx.instance("hotos25-section5-bids.json")
@@ -342,6 +384,7 @@ def r4(ctx: Context) -> Item:
     item = Item("R4", "HotOS'25 Table 1 and section 5: placement, percentages, bids, VCG, the exchange",
                 q["source"], files=[rel, bids_rel])
     rows = item.rows
+    rows += r4_tables(inst, bids_inst)
     time_h = {(e.agent, e.pool): 1.0 / e.utility_in(0) for e in inst.edges}
     cost = {(e.agent, e.pool): e.cost for e in inst.edges}
     t = {k: round(v, 2) for k, v in time_h.items()}   # Table 1 prints hours to two decimals

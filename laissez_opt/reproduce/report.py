@@ -103,6 +103,7 @@ class Row:
     quoted: Any = None
     note: str = ""          # the arithmetic (always shown for ``differs``) or why it cannot be computed
     verdict: str = ""
+    quote: str | None = None  # the quoted number's name when it is not ``key`` (one fact checked twice)
 
     def settle(self, quoted) -> "Row":
         self.quoted = quoted
