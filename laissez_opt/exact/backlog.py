@@ -189,8 +189,8 @@ def backlog_size(instance: Instance, options: dict) -> SizeEstimate:
 
     >>> import laissez_opt as lo
     >>> inst = lo.load("instances/thesis-r1-fair-vs-efficient.json")
-    >>> backlog_size(inst, {"objective": "leximin"}).variables    # 8 x, 4 p, 4 q, 2 t, 4 e
-    22.0
+    >>> backlog_size(inst, {"objective": "leximin"}).variables    # 16 x (8 edges, 2 rounds), 4 p, 4 q, 2 t, 4 e
+    30.0
     """
     n, R, E = float(instance.n_agents), float(instance.rounds), float(instance.n_edges)
     variables, rows, nonzeros = 2 * n * R, 2 * n * R, E * R + 4 * n * R
