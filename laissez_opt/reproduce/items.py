@@ -544,14 +544,17 @@ def r5(ctx: Context) -> Item:
                             f"{'Themis' if base == 'themis' else 'the two'} (%)", stats,
                             note="" if stats is not None else "not in the results file"))
     head = full.get("headline")
-    rows.append(Row("full.headline.ratio", f"{tag}: MTF over the standard approaches, average ratio",
+    sweep = "full run, load and deadline sweeps (n seeds)"
+    rows.append(Row("full.headline.ratio", f"{sweep}: MTF over the standard approaches (4 setups x loads 40-80%), "
+                    "average ratio",
                     None if head is None else {"mean": 1 + head["mean"], "low": 1 + head["low"],
                                                "high": 1 + head["high"], "n": head["n"]},
                     note=f"averaged over {head['cells'] if head else '?'} setup/load cells"))
     dl = full.get("deadline_average", {})
     for base, key in (("gandiva_fair", "deadline.gandiva_fair_pct"), ("two", "deadline.two_pct")):
         stats = dl.get(base)
-        rows.append(Row(f"full.{key}", f"{tag} with deadlines: MTF over {'Gandiva_fair' if base != 'two' else 'the two'} (%)",
+        rows.append(Row(f"full.{key}", f"{sweep}, deadlines 1-20 rounds (1/2/4 at 70%): MTF over "
+                        f"{'Gandiva_fair' if base != 'two' else 'the two'} (%)",
                         None if stats is None else _pct({k: stats[k] for k in ("mean", "low", "high", "n")})))
     item.notes.append(f"The live rows use {ctx.r5_seeds} seeds of {ctx.r5_rounds} rounds so that `reproduce all` "
                       f"stays short; the 'full run' rows read {R5_RESULTS}, written by benchmarks/simulate_r5.py with "
