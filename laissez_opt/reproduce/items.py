@@ -329,30 +329,18 @@ def _market_available() -> bool:
 
 
 def _market_path(ctx: Context, item: Item) -> None:
+    """The exchange's A10 price path, run through the simulator's section-5 market preset."""
     from ..simulate import simulate
+    from ..simulate.market.report import price_paths
 
     with tempfile.TemporaryDirectory() as store:
         res = simulate(preset="hotos25-section5", progress=False, store=store, check=False)
     item.commands.append("laissez-opt simulate --preset hotos25-section5")
-    prices = []
-    for run in res.runs:
-        for key in ("price", "prices", "clearing_price"):
-            series = run.rounds.get(key) if hasattr(run.rounds, "get") else None
-            if series is not None:
-                prices = series
-                break
-        if prices:
-            break
-    if not prices:
-        item.rows.append(Row("market.path", "exchange: A10 price path", None,
-                             note="the market run reports no per-round price series the reproduction can read"))
-        return
-    flat = []
-    for p in prices:
-        value = p.get("A10") if isinstance(p, dict) else p
-        if value is not None and (not flat or abs(flat[-1] - value) > 1e-9):
-            flat.append(_r(value, 3))
-    item.rows.append(Row("market.path", "exchange: distinct A10 prices over the run", flat))
+    path = price_paths(res.run("market", 0))["A10"]
+    arrival = ctx.quoted["R4"]["inputs"]["a_request_minute"]
+    later = [_r(p, 3) for m, p in path if m >= arrival]
+    item.rows.append(Row("market.path", "exchange: A10 price from A's request on ($/h), lo.simulate", later,
+                         note="path: " + ", ".join(f"{p:.3f} from minute {m:g}" for m, p in path)))
 
 
 def r4_tables(inst: Instance, bids_inst: Instance) -> list[Row]:
