@@ -171,8 +171,18 @@ def r5_report():
     return reproduce("R5", r5_seeds=2, r5_rounds=8)
 
 
+#: Rows whose verdict depends on the machine (timings) or on whether the market simulator exists.
+UNPINNED = ("overhead.themis_highest", "overhead.mtf_below_gandiva_fair", "market.path")
+
+
+def _market() -> bool:
+    from laissez_opt.simulate import PRESETS
+
+    return "hotos25-section5" in PRESETS
+
+
 def _rows(rep):
-    return {item.id: {r.key: (r.quoted, r.verdict) for r in item.rows if not r.key.startswith("overhead")}
+    return {item.id: {r.key: (r.quoted, r.verdict) for r in item.rows if r.key not in UNPINNED}
             for item in rep.items}
 
 
@@ -180,14 +190,14 @@ def test_verdicts_are_pinned(report, r5_report):
     got = {**_rows(report), **_rows(r5_report)}
     assert report.ok and r5_report.ok
     for item, rows in PINNED.items():
-        assert got[item] == rows, item
+        assert got[item] == {k: v for k, v in rows.items() if k not in UNPINNED}, item
 
 
 def test_counts_and_findings(report):
     counts = report.counts()
     assert counts["R1"] == {REPRODUCES: 15, DIFFERS: 7, CANNOT: 0, COMPUTED: 6}
     assert counts["R3"][DIFFERS] == 1
-    assert counts["R4"][CANNOT] == 2          # B's first bid; the exchange (until the market exists)
+    assert counts["R4"][CANNOT] == (1 if _market() else 2)   # B's first bid; the exchange until it exists
     r1 = {r.key: r for r in report.item("R1").rows}
     assert r1["fair.r2.A2.backlog"].computed == 5.0 and "275" in r1["fair.r2.A2.backlog"].note
     assert r1["exact.whole-device.total"].computed == 20.0 and r1["exact.time-shared.total"].computed == 0.0
@@ -295,10 +305,11 @@ def test_r2_instance_numbers_are_checked(report):
 
 
 def test_market_row_says_why_until_the_exchange_exists(report):
-    from laissez_opt.simulate import PRESETS
-
     row = next(r for r in report.item("R4").rows if r.key == "market.path")
-    if "hotos25-section5" not in PRESETS:
+    if _market():
+        # The exchange prices A's bid from Table 1 (0.686), a thousandth below the quote.
+        assert row.verdict == DIFFERS and row.computed == [0.686, 0.652, 0.606]
+    else:
         assert row.verdict == CANNOT and "the exchange is not built" in row.note
 
 
