@@ -417,6 +417,12 @@ def solve_backlog(
     )
 
 
+def _export_model(instance: Instance, options: dict) -> LinearModel:
+    """The model ``lo.build(instance, "backlog", ...)`` exports: the whole model (``total``) or step 1 (``leximin``)."""
+    return build_backlog(instance, objective=options.get("objective", "total"),
+                         fractional=bool(options.get("fractional")))[0]
+
+
 METHOD = Method(
     name="backlog",
     kind="exact",
@@ -431,5 +437,8 @@ METHOD = Method(
                "weighted queue utilities -B_i / w_i (ordered outcomes)", choices=OBJECTIVES),
     ),
     estimate=backlog_size,
+    build=_export_model,
+    exported="objective=total: the whole model; leximin: ordered-outcomes step 1 (min the largest B_i / w_i), "
+             "each further step is the same model with the earlier steps' sums held at their optima",
     references=("thesis 002, section 2.2.3 and eqs. 3.1-3.2", "Ogryczak & Sliwinski, ICCSA 2006"),
 )
