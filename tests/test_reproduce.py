@@ -323,7 +323,7 @@ def test_command_line_writes_the_report(tmp_path):
     assert data["ok"] and [i["id"] for i in data["items"]] == ["R3", "R4"]
 
 
-@pytest.mark.parametrize("args,where", [(("R9",), "ITEM"), (("R3", "--r5-seeds", "1"), "r5_seeds")])
+@pytest.mark.parametrize("args,where", [(("R9",), "ITEM"), (("R3", "--r5-seeds", "1"), "--r5-seeds")])
 def test_bad_input_is_one_line(args, where):
     run = run_cli("reproduce", *args)
     assert run.returncode == 2 and len(run.stderr_lines) == 1 and where in run.stderr

@@ -79,9 +79,9 @@ def reproduce(items: str | Iterable[str] = "all", *, out=None, root=None, r5_see
               progress: Callable[[str], None] | None = None) -> ReproduceReport:
     """Run the chosen reproductions; see the module docstring."""
     chosen = _select(items)
-    for value, name in ((r5_seeds, "r5_seeds"), (r5_rounds, "r5_rounds")):
-        if isinstance(value, bool) or not isinstance(value, int) or value < (2 if name == "r5_seeds" else 1):
-            raise InputError(f"must be an integer >= {2 if name == 'r5_seeds' else 1}, got {value!r}", path=name)
+    for value, name, least in ((r5_seeds, "--r5-seeds", 2), (r5_rounds, "--r5-rounds", 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise InputError(f"must be an integer >= {least}, got {value!r}", path=name)
     if out is not None:
         out = Path(out)
         if out.exists() and not out.is_dir():

@@ -189,6 +189,16 @@ def _orders(values: list[float]) -> list[list[int]]:
     return [list(itertools.chain(*combo)) for combo in itertools.product(*[list(itertools.permutations(g)) for g in groups])]
 
 
+def _describe(records: list[dict]) -> str:
+    """An allocation as ``A1 r1 c2, ... ; A2 ...`` (shares other than 1 after a ``x``)."""
+    parts = []
+    for agent in sorted({r["agent"] for r in records}):
+        mine = sorted((r["round"], r["pool"], r["amount"]) for r in records if r["agent"] == agent)
+        parts.append(agent + ": " + " ".join(f"r{rnd + 1}:{pool}" + ("" if amount == 1 else f"x{amount:.3g}")
+                                             for rnd, pool, amount in mine))
+    return "; ".join(parts)
+
+
 def r2(ctx: Context) -> Item:
     from ..analysis.fairness import allocation_amounts
     from ..result import Result, edge_utilities
@@ -238,8 +248,9 @@ def r2(ctx: Context) -> Item:
         gains = pe.get("gains") or {}
         rows.append(Row(f"pareto.{name}", f"{name}: Pareto efficient ({d['mode']} check)", pe["efficient"],
                         note="no allocation improves on it" if pe["efficient"] else
-                        f"certificate: an allocation that gains {', '.join(f'{k} +{v:g}' for k, v in gains.items())} "
-                        f"(verified: {pe.get('certificate_verified')})"))
+                        f"certificate (verified: {pe.get('certificate_verified')}): "
+                        f"{_describe(pe.get('certificate') or [])}, gains "
+                        f"{', '.join(f'{k} +{v:g}' for k, v in gains.items())}"))
     env = reports["M1"].to_dict()["envy_freeness"]
     rows.append(Row("envious.M1.A1", "M1: A1 envies A2", env["worst_by_agent"]["A1"]["envy"] > 0,
                     note=f"envy = {env['worst_by_agent']['A1']['envy']:g} (3.9 - 2.8)"))

@@ -209,7 +209,7 @@ class ReproduceReport:
                        f"{c[CANNOT]} cannot be computed; {item.seconds:.1f} s)")
             if item.error:
                 out.append(f"  LIBRARY ERROR: {item.error}")
-            label_w = min(44, max([len(r.label) for r in item.rows] + [8]))
+            label_w = min(60, max([len(r.label) for r in item.rows] + [8]))
             for r in item.rows:
                 out.append(f"  {r.label[:label_w]:<{label_w}}  {fmt(r.quoted)[:22]:>22}  "
                            f"{fmt(r.computed)[:30]:>30}  {r.verdict}")
