@@ -446,7 +446,8 @@ def test_duals_are_rates_of_change_of_the_optimum(inst, pool_choice):
         right = (declared(bound + delta).solve(**route).objective - result.objective) / delta
         left = (result.objective - declared(bound - delta).solve(**route).objective) / delta
         assert right - 1e-5 <= dual <= left + 1e-5, (route, right, dual, left)
-        assert left > 1e-9  # the bound costs welfare: the check compares real slopes
+        # Only examples where the bound costs welfare compare real slopes (another optimum may avoid the pool).
+        assume(left > 1e-9)
 
 
 def test_integer_programs_report_no_duals():

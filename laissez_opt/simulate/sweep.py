@@ -124,7 +124,11 @@ def _key_of(factory: PolicyFactory) -> dict:
     target = factory.target
     if not isinstance(target, str):
         target = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', type(target).__qualname__)}"
-    return {"kind": factory.kind, "target": target, "options": factory.options}
+    key = {"kind": factory.kind, "target": target, "options": factory.options}
+    fingerprint = getattr(getattr(factory.method_spec, "run", None), "fingerprint", None)
+    if fingerprint is not None:  # a declared method: a changed definition is never served from the store
+        key["definition"] = fingerprint
+    return key
 
 
 def _task_config(config: SimulationConfig) -> dict:
