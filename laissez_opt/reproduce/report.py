@@ -108,6 +108,12 @@ class Row:
     def settle(self, quoted) -> "Row":
         self.quoted = quoted
         self.verdict = judge(quoted, self.computed)
+        c = self.computed
+        if self.verdict == DIFFERS and isinstance(c, dict) and "mean" in c and _is_number(quoted):
+            gap = f"the quote {fmt(quoted)} lies outside the 95% interval [{fmt(c['low'])}, {fmt(c['high'])}] " \
+                  f"(mean {fmt(c['mean'])}, {c.get('n', '?')} seeds)"
+            if gap not in self.note:
+                self.note = f"{self.note}; {gap}" if self.note else gap
         return self
 
     def to_dict(self) -> dict:
