@@ -14,7 +14,6 @@ import json
 
 import pytest
 
-import laissez_opt as lo
 from laissez_opt.errors import InputError
 from laissez_opt.instance import Instance
 from laissez_opt.io import instance_from_dict

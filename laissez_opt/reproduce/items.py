@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
