@@ -206,8 +206,12 @@ class ReproduceReport:
             lines += ["", f"({item.seconds:.1f} s)"]
         return "\n".join(lines) + "\n"
 
-    def table(self, width: int = 100) -> str:
-        """The terminal table: one line per quoted number, the arithmetic under each difference."""
+    def table(self, width: int | None = None) -> str:
+        """The terminal table: one line per quoted number, the arithmetic under each difference (wrapped)."""
+        import shutil
+        import textwrap
+
+        width = width or shutil.get_terminal_size((100, 24)).columns
         out = []
         for item in self.items:
             c = item.counts()
@@ -220,7 +224,8 @@ class ReproduceReport:
                 out.append(f"  {r.label[:label_w]:<{label_w}}  {fmt(r.quoted)[:22]:>22}  "
                            f"{fmt(r.computed)[:30]:>30}  {r.verdict}")
                 if r.verdict in (DIFFERS, CANNOT) and r.note:
-                    out.append(f"  {'':<{label_w}}    {r.note[: max(20, width - label_w - 6)]}")
+                    out += textwrap.wrap(r.note, width=max(40, width - 6), initial_indent="      ",
+                                         subsequent_indent="      ")
             out.append("")
         return "\n".join(out)
 
