@@ -95,8 +95,10 @@ PINNED = {
         'round1.MTF[0]': (0.9, 'reproduces'),
         'round1.MTF[1]': (1.7, 'reproduces'),
         'mtf.default': (None, 'computed'),
-        'mtf.grid': (None, 'computed'),
-        'mtf.any': (True, 'differs'),
+        'mtf.uniform': (None, 'computed'),
+        'mtf.learned': (None, 'computed'),
+        'mtf.tables': (None, 'computed'),
+        'mtf.any': (True, 'reproduces'),
     },
     "R3": {
         'row.A1': (None, 'computed'),
@@ -200,6 +202,9 @@ def test_counts_and_findings(report):
     r1 = {r.key: r for r in report.item("R1").rows}
     assert r1["fair.r2.A2.backlog"].computed == 5.0 and "275" in r1["fair.r2.A2.backlog"].note
     assert r1["exact.whole-device.total"].computed == 20.0 and r1["exact.time-shared.total"].computed == 0.0
+    r2 = {r.key: r for r in report.item("R2").rows}
+    assert r2["mtf.tables"].computed == [7, 9, 11] and r2["mtf.default"].computed is False
+    assert "fixed:0.7/T=7/agent" in r2["mtf.uniform"].note
     r4 = {r.key: r for r in report.item("R4").rows}
     assert r4["bid.A"].computed == pytest.approx(0.24 / 0.35, abs=1e-4)
     assert r4["auction2.winner"].computed == "A"
