@@ -353,3 +353,12 @@ def test_a_library_failure_is_reported_and_fails(monkeypatch):
 def test_missing_instances_are_bad_input(tmp_path):
     with pytest.raises(InputError, match="thesis-r1-fair-vs-efficient.json"):
         reproduce("R1", root=tmp_path)
+
+
+def test_table_3_2_rows_are_written_as_result_files_the_check_command_reads(report, tmp_path):
+    report.write(tmp_path)
+    files = sorted(p.name for p in (tmp_path / "R2").iterdir())
+    assert files == ["table3.2-M0.json", "table3.2-M1.json", "table3.2-MTF.json", "table3.2-time_equal.json"]
+    run = run_cli("check", INSTANCES / "thesis-r2-table3-1.json", tmp_path / "R2" / "table3.2-M1.json", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["utilities"] == {"A1": 2.8, "A2": 3.1}

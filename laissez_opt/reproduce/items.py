@@ -226,6 +226,7 @@ def r2(ctx: Context) -> Item:
                         mode="fractional" if name == "time_equal" else "integral")
         rep = check(inst, result)
         reports[name] = rep
+        item.artifacts[f"table3.2-{name}.json"] = result.to_json()
         d = rep.to_dict()
         si = d["sharing_incentive"]
         ex = si["equal_share_utility"]
@@ -259,7 +260,8 @@ def r2(ctx: Context) -> Item:
                      for i, a in enumerate(("A1", "A2"))]
         for k in range(2):
             rows.append(Row(f"round1.{name}[{k}]", f"{name}: u{k + 1} in round 1 (sec. 3.4 Pareto example)", per_round[k]))
-    item.commands += [f"laissez-opt check {rel} ROW.json   # one result file per row of Table 3.2"]
+    item.commands += [f"laissez-opt check {rel} DIR/R2/table3.2-{name}.json   # -o DIR writes one per row"
+                      for name in q["inputs"]["rows"]]
 
     # The MTF heuristic itself, against the M2 row: uniform fixed thresholds, learned thresholds, and every
     # table of per-agent, per-round thresholds (search_fixed_thresholds), for token pools T = 1..12.

@@ -134,6 +134,8 @@ class Item:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     error: str | None = None   # the library failed on this item (an internal error, never a seed's mismatch)
+    #: Files the item's commands read that no checkout holds (e.g. result files of a paper's table): name -> text.
+    artifacts: dict[str, str] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         out = {v: 0 for v in VERDICTS}
@@ -230,16 +232,22 @@ class ReproduceReport:
         return "\n".join(out)
 
     def write(self, directory) -> list:
-        """``DIR/REPORT.md`` and ``DIR/reproduce.json``, each written atomically; returns the paths."""
+        """``DIR/REPORT.md``, ``DIR/reproduce.json`` and each item's files (``DIR/R2/...``), written atomically."""
         from pathlib import Path
 
         from ..io import write_atomic
 
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        paths = [directory / "REPORT.md", directory / "reproduce.json"]
-        write_atomic(paths[0], self.markdown())
-        write_atomic(paths[1], self.to_json())
+        paths = []
+        for item in self.items:
+            for name, text in item.artifacts.items():
+                (directory / item.id).mkdir(exist_ok=True)
+                paths.append(directory / item.id / name)
+                write_atomic(paths[-1], text)
+        paths += [directory / "REPORT.md", directory / "reproduce.json"]
+        write_atomic(paths[-2], self.markdown())
+        write_atomic(paths[-1], self.to_json())
         return paths
 
     def _repr_markdown_(self) -> str:
