@@ -338,8 +338,9 @@ def r3(ctx: Context) -> Item:
         f"Row {names[amb]} is {row}; read as given its diagonal entry ({row[amb]:g}) is not its largest "
         f"({max(row):g}), so that agent envies. The extracted text's placement of this row is ambiguous: only a "
         f"reading that puts {max(row):g} on the diagonal would make the matrix envy-free.")
-    item.commands.append("python -c \"from laissez_opt.analysis.fairness import envy_free_from_matrix; ...\"  "
-                         "# the matrix of R3.inputs")
+    item.artifacts["table5.2.json"] = json.dumps(matrix) + "\n"
+    item.commands.append("python -c \"import json; from laissez_opt.analysis.fairness import envy_free_from_matrix as ef; "
+                         "print(ef(json.load(open('DIR/R3/table5.2.json'))))\"   # -o DIR writes the matrix")
     return item
 
 
