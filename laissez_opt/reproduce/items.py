@@ -101,7 +101,8 @@ def r1(ctx: Context) -> Item:
     # The text's fair scheduler: half the time on every accelerator, replayed through the queues of eq. 3.2.
     fair = solve(inst, "time_equal")
     trace = queue_replay(inst, fair.amounts)
-    item.commands.append(f"laissez-opt solve {rel} -m time_equal   # replayed through the queues (eq. 3.2)")
+    item.commands.append(f"python -c \"import laissez_opt as lo; from laissez_opt.exact.backlog import queue_replay as q; "
+                         f"i = lo.load('{rel}'); print(q(i, lo.solve(i, 'time_equal').amounts).to_dict(i))\"")
     for r in range(inst.rounds):
         for i, a in enumerate(ids):
             queue = (trace.backlog[i, r - 1] if r else 0.0) + trace.arrivals[i, r]
