@@ -80,7 +80,7 @@ def test_cli_writes_both_files_and_exits_2_on_bad_input(tmp_path):
     proc = subprocess.run(CLI + ["import", "philly", str(DATA / "philly_cluster_job_log.json"), "-o", str(out),
                                  "--gpu-type", "P40", "--round-hours", "0.5"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "6 jobs imported (1 skipped)" in proc.stdout and "note: 1 jobs never ran" in proc.stderr
+    assert "6 jobs imported (1 skipped)" in proc.stdout and "note: skipped 1 job(s) that never ran" in proc.stderr
     inst = lo.load(out / "instance.json")
     assert [p.id for p in inst.pools] == ["P40"] and inst.round_hours == 0.5
     config = json.loads((out / "simulation.json").read_text())

@@ -415,7 +415,7 @@ def import_philly(path: str | os.PathLike, *, gpu_type: str = "gpu", gpus: dict 
         f"virtual cluster, work in GPU-hours, one pool '{gpu_type}' (the trace records no GPU model) sized at the "
         f"most GPUs in use at once.", jobs, counts, lambda agent, pool: round_hours, round_hours)
     return Imported(instance_from_dict(instance, source), simulation, jobs=len(jobs), skipped=skipped,
-                    notes=[f"{skipped} jobs never ran and were skipped"] if skipped else [])
+                    notes=[f"skipped {skipped} job(s) that never ran"] if skipped else [])
 
 
 # ------------------------------------------------------------------------------ Alibaba PAI
@@ -511,7 +511,7 @@ def import_alibaba_pai(path: str | os.PathLike, *, jobs_table: str | os.PathLike
         lambda agent, pool: speeds(pool) * round_hours if agent in kept and pool in kinds[agent] else 0.0,
         round_hours)
     return Imported(instance_from_dict(instance, source), simulation, jobs=len(jobs), skipped=skipped,
-                    notes=[f"{skipped} task rows skipped (not Terminated, no GPU or no times)"] if skipped else [])
+                    notes=[f"skipped {skipped} task row(s): not Terminated, no GPU or no times"] if skipped else [])
 
 
 # ---------------------------------------------------------------------------------- dispatch
