@@ -51,6 +51,16 @@ def test_gavel_throughputs_instance_solves_and_keeps_the_file_units():
     assert every.n_agents == inst.n_agents + 1
 
 
+def test_gavel_throughputs_older_layout_with_bare_job_names(tmp_path):
+    data = json.loads(THROUGHPUTS.read_text())
+    bare = {w: {k[2:-5]: v for k, v in jobs.items() if k.endswith("', 1)")} for w, jobs in data.items()}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(bare))
+    old = import_data("gavel-throughputs", path).instance
+    new = import_data("gavel-throughputs", THROUGHPUTS).instance
+    assert [(e.agent, e.pool, e.utility) for e in old.edges] == [(e.agent, e.pool, e.utility) for e in new.edges]
+
+
 BAD = [
     ("gavel-trace", "gavel.trace", lambda t: t.replace("\t40000\t", "\tmany\t"), {"throughputs": THROUGHPUTS},
      "line 1, field 5 (total_steps): expected an integer, got 'many'"),

@@ -57,7 +57,7 @@ def import_command(format_, file, out, throughputs, jobs_table, gpus, speed, gpu
     try:
         imported = import_data(format_, file, **options)
     except InputError as err:
-        if err.source is None and err.path in given:  # an option the format does not take
+        if err.path in given:  # name the command-line option
             err.path = "--" + err.path.replace("_", "-")
         raise
     written = imported.write(out)
