@@ -105,3 +105,10 @@ def test_cli_writes_both_files_and_exits_2_on_bad_input(tmp_path):
     proc = subprocess.run(CLI + ["import", "gavel-throughputs", str(THROUGHPUTS), "--limit", "3", "-o", str(out)],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "--limit: gavel-throughputs has no option 'limit'" in proc.stderr
+
+
+def test_limit_keeps_the_first_jobs_by_submission_time():
+    imp = import_data("philly", DATA / "philly_cluster_job_log.json", limit=3)
+    assert imp.jobs == 3
+    full = import_data("philly", DATA / "philly_cluster_job_log.json")
+    assert imp.instance.rounds <= full.instance.rounds
