@@ -38,6 +38,7 @@ from .harness import compare
 from .simulate import simulate
 from .reproduce import reproduce
 from .io import dumps_instance, instance_from_dict, instance_to_dict, save_instance
+from .io.importers import import_data
 from .method_spec import Option
 from .methods import METHODS, register_method, unregister_method
 from .result import Result
@@ -77,6 +78,7 @@ __all__ = [
     "instance_from_dict",
     "instance_to_dict",
     "save_instance",
+    "import_data",
     "InfeasibleError",
     "InputError",
     "LaissezOptError",
