@@ -270,9 +270,10 @@ _USER: dict[str, tuple[str, Any]] = {}
 
 
 def _builtins() -> dict[str, type]:
+    from .market.policy import MarketPolicy
     from .min_backlog import MinBacklogPolicy
 
-    return {"min_backlog": MinBacklogPolicy}
+    return {"min_backlog": MinBacklogPolicy, "market": MarketPolicy}
 
 
 def policy_names() -> list[str]:

@@ -267,12 +267,13 @@ class Exchange:
     optionally ``cost``); ``config``: :class:`MarketConfig`.  See the module docstring.
     """
 
-    def __init__(self, instance: Instance, config: MarketConfig | None = None, *, record_events: bool = True):
+    def __init__(self, instance: Instance, config: MarketConfig | None = None, *, record_events: bool = True,
+                 external_arrivals: bool = False, tick_hours: float | None = None, rate_scale: float = 1.0):
         config = config or MarketConfig()
         config.check()
         self.config = config
         self.instance = instance
-        self.tick_hours = float(instance.round_hours)
+        self.tick_hours = float(instance.round_hours if tick_hours is None else tick_hours)
         self.tick_minutes = self.tick_hours * 60.0
         self.now = 0
         self.record = record_events
@@ -312,7 +313,7 @@ class Exchange:
             t.ckpt = int(ckpt.get(a.id, ckpt.get("*", 1)) if isinstance(ckpt, dict) else ckpt)
             t.rate, t.cost = {}, {}
             for e in edges_of.get(i, ()):
-                u = float(e.utility_in(0))
+                u = float(e.utility_in(0)) * rate_scale
                 if u > 0:
                     c = self.pool_index[e.pool]
                     t.rate[c] = u
@@ -341,7 +342,7 @@ class Exchange:
             t.lost_work = 0.0
             self.tenants.append(t)
             self.tenant_index[a.id] = i
-            if t.rate:
+            if t.rate and not external_arrivals:
                 self._push(t.arrival, "arrive", i, 0)
         for t in self.tenants:
             budget = instance.agents[t.i].budget
@@ -435,7 +436,7 @@ class Exchange:
             self._drop_bid(t, c)
         t.table = rows
         t.rank = {c: k for k, (c, _) in enumerate(rows)}
-        self._event("bid", tenant=t.id, table=";".join(f"{self.pools[c].id}={b:.6g}" for c, b in rows))
+        self._event("bid", agent=t.id, table=";".join(f"{self.pools[c].id}={b:.6g}" for c, b in rows))
         self._sync_bids(t)
 
     def _entitled(self, t: _Tenant, c: int) -> bool:
@@ -466,6 +467,7 @@ class Exchange:
         q = self.pools[c]
         self._settle_pool(q)
         t.segments[device] = [c, self.now, q.cum, self._rate_of(t, c), 0.0, kind]
+        self._active.add(t.i)
 
     def _close_money(self, t: _Tenant, device: int) -> float:
         seg = t.segments[device]
@@ -488,6 +490,8 @@ class Exchange:
     def _close_segment(self, t: _Tenant, device: int) -> None:
         amount = self._close_money(t, device)
         seg = t.segments.pop(device)
+        if not t.segments:
+            self._active.discard(t.i)
         c, since = seg[0], seg[1]
         t.paid += amount
         self.payments[t.id] += amount
@@ -531,7 +535,7 @@ class Exchange:
         t.version += 1
         self._schedule_next(t)
         self._sync_bids(t)
-        self._event("migrate" if moved else "start", tenant=t.id, pool=self.pools[c].id,
+        self._event("migrate" if moved else "start", agent=t.id, pool=self.pools[c].id,
                     device=self.device_names[device], price=self.pools[c].price,
                     reload_min=reload * self.tick_minutes)
 
@@ -576,13 +580,13 @@ class Exchange:
         self._sync_bids(t)
         if status == "done":
             t.done_tick = self.now
-        self._event(status if status != "done" else "complete", tenant=t.id)
+        self._event(status if status != "done" else "complete", agent=t.id)
 
     # ------------------------------------------------------------------ events
     def _on_arrive(self, t: _Tenant) -> None:
         t.seq = self._request_seq
         self._request_seq += 1
-        self._event("request", tenant=t.id)
+        self._event("request", agent=t.id)
         table = t.agent.launch_table(TenantView(self, t), MarketView(self))
         t.state = "waiting"
         self._set_table(t, table)
@@ -609,7 +613,7 @@ class Exchange:
     def _on_checkpoint(self, t: _Tenant) -> None:
         t.ckpt_progress = t.progress_at(self.now)
         t.ckpt_now = self.now
-        self._event("checkpoint", tenant=t.id, pool=self.pools[t.pool].id, progress=t.ckpt_progress)
+        self._event("checkpoint", agent=t.id, pool=self.pools[t.pool].id, progress=t.ckpt_progress)
         if t.reserved is not None:
             self._move_reserved(t)
         elif t.outbid:
@@ -635,7 +639,7 @@ class Exchange:
         self._open_segment(t, c, device, kind)
 
     def _evict(self, t: _Tenant, *, lose: bool) -> None:
-        self._event("evict", tenant=t.id, pool=self.pools[t.pool].id, lost_work=(
+        self._event("evict", agent=t.id, pool=self.pools[t.pool].id, lost_work=(
             max(0.0, t.progress_at(self.now) - t.ckpt_progress) if lose else 0.0))
         self._stop_running(t, lose=lose)
         self._wait(t)
@@ -661,20 +665,27 @@ class Exchange:
                     q = self.pools[c]
                     for i in list(q.holders):
                         t = self.tenants[i]
-                        if t.pool != c or t.reserved is not None:
-                            continue  # a reservation, or a holder about to move: kept until the move
+                        if t.pool != c:
+                            # A reservation: cancelled (nothing ran on it yet) once the bid is no longer entitled.
+                            if t.reserved is not None and t.reserved[0] == c and not self._entitled(t, c):
+                                self._event("cancel", agent=t.id, pool=q.id)
+                                t.reserved = None
+                                self._release(t, c, q.holders[i])
+                                self._sync_bids(t)
+                                changed = True
+                            continue
                         if self._entitled(t, c):
                             if t.outbid:
                                 t.outbid = False
                                 self._rerate(t, t.device)
                             continue
-                        if t.ckpt_now == self.now or self.config.preemption == "immediate":
+                        if t.reserved is None and (t.ckpt_now == self.now or self.config.preemption == "immediate"):
                             self._evict(t, lose=t.ckpt_now != self.now)
                             changed = True
                         elif not t.outbid:
                             t.outbid = True
                             self._rerate(t, t.device)
-                            self._event("outbid", tenant=t.id, pool=q.id)
+                            self._event("outbid", agent=t.id, pool=q.id)
             # 2. entitled requests on pools with free devices, earliest request first
             candidates = set()
             for c in pools:
@@ -706,7 +717,7 @@ class Exchange:
                             device = self._take(t, c, "reserved")
                             t.reserved = (c, device)
                             self._sync_bids(t)
-                            self._event("reserve", tenant=t.id, pool=q.id, device=self.device_names[device],
+                            self._event("reserve", agent=t.id, pool=q.id, device=self.device_names[device],
                                         price=q.price)
                         changed = True
                         break
@@ -769,7 +780,76 @@ class Exchange:
             if i in self._vcg_assign:
                 self._vcg_rates[i] = float(pay)
 
+    # ------------------------------------------------------------------ checks
+    def audit(self) -> list:
+        """Invariants, as a list of violations (empty when all hold): devices, bids and rates.
+
+        Every device is free or held by exactly one tenant; a tenant holds at most its running
+        device and one reservation; every holder's payment rate is at most its bid for the pool
+        (the base price if it withdrew it).
+        """
+        bad = []
+        owners: dict = {}
+        for q in self.pools:
+            if len(q.free) + len(q.holders) != q.k or len(set(q.free)) != len(q.free):
+                bad.append(f"pool {q.id}: {len(q.free)} free + {len(q.holders)} held != {q.k}")
+            for i, device in q.holders.items():
+                if device in owners or device in q.free:
+                    bad.append(f"device {self.device_names[device]} double-booked")
+                owners[device] = i
+                t = self.tenants[i]
+                if device not in t.segments:
+                    bad.append(f"{t.id} holds {self.device_names[device]} without paying for it")
+                    continue
+                rate = t.segments[device][3]
+                rate = q.price if rate is None else rate
+                bid = t.table[t.rank[q.c]][1] if q.c in t.rank else q.base
+                if rate > max(bid, q.base if q.c not in t.rank else bid) + 1e-9:
+                    bad.append(f"{t.id} pays {rate:.6g} > its bid {bid:.6g} on {q.id}")
+        for t in self.tenants:
+            held = len(t.segments)
+            if held > 2 or (held and t.state not in ("running",)):
+                bad.append(f"{t.id} ({t.state}) holds {held} devices")
+        return bad
+
     # ------------------------------------------------------------------ driving
+    def submit(self, tenant: str, work: float, tick: int) -> bool:
+        """A request of ``tenant`` for ``work`` at ``tick`` (external arrivals); more work if it is active.
+
+        Returns whether the tenant can use any pool (an incompatible tenant is ignored)."""
+        t = self.tenants[self.tenant_index[tenant]]
+        if not t.rate:
+            return False
+        if t.state == "pending":
+            t.work, t.arrival = float(work), int(tick)
+            self._push(int(tick), "arrive", t.i, 0)
+        elif t.state in ("waiting", "running"):
+            t.work += float(work)
+            if t.state == "running":
+                t.version += 1
+                self._schedule_next(t)
+        return True
+
+    def computing(self, tick: int) -> list:
+        """``[(tenant index, pool index, fraction of the tick spent computing)]`` for the tick ``[tick, tick+1)``."""
+        out = []
+        for i in sorted(self._active):
+            t = self.tenants[i]
+            if t.state == "running" and t.pool is not None:
+                frac = min(1.0, max(0.0, tick + 1 - max(float(tick), t.seg)))
+                if frac > 0:
+                    out.append((t.i, t.pool, frac))
+        return out
+
+    def accrued(self) -> dict:
+        """Money each tenant has paid up to now, open segments included."""
+        out = dict(self.payments)
+        for i in self._active:
+            t = self.tenants[i]
+            for device in t.segments:
+                out[t.id] += self._close_money(t, device)
+        return out
+
     def advance(self, tick: int) -> None:
         """Process every event due at ticks ``<= tick`` and clear the touched clusters at each such tick."""
         while self._heap and self._heap[0][0] <= tick:
@@ -840,6 +920,7 @@ class Exchange:
         obj = super().__new__(cls)
         obj._held_from = {}
         obj._vcg_assign = {}
+        obj._active = set()
         return obj
 
 
