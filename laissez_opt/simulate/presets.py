@@ -36,7 +36,7 @@ utility minus the backlog) under ``time_equal`` and ``min_backlog``, pooled serv
 Example
 -------
 >>> sorted(PRESETS)[:3]
-['thesis-r1', 'thesis-r5-1-2', 'thesis-r5-1-2-4']
+['hotos25-section5', 'thesis-r1', 'thesis-r5-1-2']
 >>> preset_dict("thesis-r5-equal")["workload"]["load"]
 0.6
 """
