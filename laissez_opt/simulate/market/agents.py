@@ -141,16 +141,17 @@ def paper_table(tenant, market, *, restart: bool) -> list:
     >>> [(p, round(b, 4)) for p, b in paper_table(t, ex.market_view(), restart=True)]
     [('A10', 0.6857), ('Trainium', 0.8333), ('L4', 0.48)]
     """
-    pools = sorted(tenant.pools, key=lambda p: (tenant.cost_to_complete(p), p))
+    cost = {p: tenant.cost_to_complete(p) for p in tenant.pools}
+    pools = sorted(cost, key=lambda p: (cost[p], p))
     table = []
     for k, pool in enumerate(pools):
         hours = tenant.hours_left(pool)
         if k + 1 < len(pools) and hours > 0:
             extra = tenant.restart_hours * market.base(pool) if restart else 0.0
-            bid = (tenant.cost_to_complete(pools[k + 1]) + extra) / hours
+            bid = (cost[pools[k + 1]] + extra) / hours
         else:
             bid = market.base(pool)
-        table.append((pool, max(bid, market.base(pool)) if k + 1 == len(pools) else bid))
+        table.append((pool, bid))
     return table
 
 
@@ -166,8 +167,9 @@ class PaperAgent(BaseAgent):
         if tenant.remaining <= 0:
             return KEEP
         table = paper_table(tenant, market, restart=False)
-        current = [(p, round(b, 12)) for p, b in tenant.table]
-        if [(p, round(b, 12)) for p, b in table] == current:
+        current = tenant.table
+        if len(table) == len(current) and all(p == q and abs(a - b) <= 1e-12 * max(1.0, abs(a))
+                                              for (p, a), (q, b) in zip(table, current)):
             return KEEP
         return rebid(table)
 

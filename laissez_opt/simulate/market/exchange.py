@@ -140,14 +140,17 @@ class _Tenant:
 
 
 class _Pool:
-    __slots__ = ("c", "id", "cluster", "k", "base", "free", "keys", "holders", "price", "history", "cum", "cum_t")
+    __slots__ = ("c", "id", "cluster", "k", "base", "free", "keys", "holders", "price", "history", "cum", "cum_t",
+                 "last_thr", "outbid", "check")
 
 
 class TenantView:
     """What an agent sees of its tenant (read-only): ids, work, progress, table, runtimes and costs per pool."""
 
+    __slots__ = ("_ex", "_t", "_rem")
+
     def __init__(self, ex: "Exchange", t: _Tenant):
-        self._ex, self._t = ex, t
+        self._ex, self._t, self._rem = ex, t, None
 
     @property
     def id(self) -> str:
@@ -164,7 +167,10 @@ class TenantView:
 
     @property
     def remaining(self) -> float:
-        return max(0.0, self._t.work - self.progress)
+        """Work left (a view is made for one call of the agent, so this is computed once)."""
+        if self._rem is None:
+            self._rem = max(0.0, self._t.work - self._t.progress_at(self._ex.now))
+        return self._rem
 
     @property
     def pool(self) -> str | None:
@@ -292,6 +298,7 @@ class Exchange:
             device += q.k
             q.keys, q.holders = [], {}
             q.price, q.history, q.cum, q.cum_t = q.base, [(0, q.base)], 0.0, 0
+            q.last_thr, q.outbid, q.check = None, set(), set()
             self.pools.append(q)
             self.clusters.setdefault(q.cluster, []).append(c)
         self.device_names = [f"{p.id}#{j}" for p in instance.pools for j in range(int(p.count))]
@@ -348,6 +355,7 @@ class Exchange:
             budget = instance.agents[t.i].budget
             default = budget if budget is not None else 1.5 * min((self._full_cost(t, c) for c in t.rate), default=0.0)
             t.value = float(config.value.get(t.id, default))
+        self._listening = any(getattr(agent, "on_price", None) is not None for agent in loaded.values())
         self.payments = {t.id: 0.0 for t in self.tenants}
         self.revenue = {name: 0.0 for name in self.device_names}
         self._dirty: set = set()
@@ -385,19 +393,25 @@ class Exchange:
         if bid + _EPS < self.pools[c].base:
             return
         key = self._key(t, bid)
-        bisect.insort(self.pools[c].keys, key)
+        q = self.pools[c]
+        bisect.insort(q.keys, key)
         t.bids[c] = key
-        self._dirty.add(self.pools[c].cluster)
+        if t.i in q.holders:
+            q.check.add(t.i)
+        self._dirty.add(q.cluster)
 
     def _drop_bid(self, t: _Tenant, c: int) -> None:
         key = t.bids.pop(c, None)
         if key is None:
             return
-        keys = self.pools[c].keys
+        q = self.pools[c]
+        keys = q.keys
         j = bisect.bisect_left(keys, key)
         if j < len(keys) and keys[j] == key:
             del keys[j]
-        self._dirty.add(self.pools[c].cluster)
+        if t.i in q.holders:
+            q.check.add(t.i)
+        self._dirty.add(q.cluster)
 
     def _sync_bids(self, t: _Tenant) -> None:
         """Outstanding bids: every pool of the table while waiting; the current pool and better ones while running."""
@@ -446,9 +460,9 @@ class Exchange:
         if self.config.price_rule == "vcg":
             return self._vcg_assign.get(t.i) == c
         q = self.pools[c]
-        if self.config.price_rule == "posted":
+        if self.config.price_rule == "posted" or len(q.keys) <= q.k:
             return True
-        return bisect.bisect_left(q.keys, key) < q.k
+        return key <= q.keys[q.k - 1]
 
     # ------------------------------------------------------------------ money
     def _settle_pool(self, q: _Pool) -> None:
@@ -558,6 +572,8 @@ class Exchange:
         c, device = t.pool, t.device
         t.p0 = progress
         t.pool = t.device = None
+        t.outbid = False
+        self.pools[c].outbid.discard(t.i)
         self._release(t, c, device)
         t.version += 1
 
@@ -659,11 +675,21 @@ class Exchange:
             if rule == "vcg":
                 self._solve_vcg(pools)
             changed = False
-            # 1. holders no longer entitled: outbid (and evicted now at a checkpoint / with immediate preemption)
+            # 1. holders no longer entitled: outbid (and evicted now at a checkpoint / with immediate preemption).
+            # Under ``second`` a holder can lose its entitlement only when the k-th bid gets stronger or its
+            # own bid changes, so only then are the holders scanned (the outbid ones are always rechecked).
             if rule != "posted":
                 for c in pools:
                     q = self.pools[c]
-                    for i in list(q.holders):
+                    if rule == "vcg":
+                        cands = list(q.holders)
+                    else:
+                        thr = q.keys[q.k - 1] if len(q.keys) >= q.k else None
+                        stronger = thr is not None and (q.last_thr is None or thr < q.last_thr)
+                        q.last_thr = thr
+                        cands = list(q.holders) if stronger else [i for i in (q.outbid | q.check) if i in q.holders]
+                        q.check.clear()
+                    for i in sorted(cands, key=lambda i: self.tenants[i].seq):
                         t = self.tenants[i]
                         if t.pool != c:
                             # A reservation: cancelled (nothing ran on it yet) once the bid is no longer entitled.
@@ -677,6 +703,7 @@ class Exchange:
                         if self._entitled(t, c):
                             if t.outbid:
                                 t.outbid = False
+                                q.outbid.discard(i)
                                 self._rerate(t, t.device)
                             continue
                         if t.reserved is None and (t.ckpt_now == self.now or self.config.preemption == "immediate"):
@@ -684,6 +711,7 @@ class Exchange:
                             changed = True
                         elif not t.outbid:
                             t.outbid = True
+                            q.outbid.add(i)
                             self._rerate(t, t.device)
                             self._event("outbid", agent=t.id, pool=q.id)
             # 2. entitled requests on pools with free devices, earliest request first
@@ -748,6 +776,8 @@ class Exchange:
                 self._notify(c, price)
 
     def _notify(self, c: int, price: float) -> None:
+        if not self._listening:
+            return
         q = self.pools[c]
         listeners = {key[2] for key in q.keys} | set(q.holders)
         for i in sorted(listeners, key=lambda i: self.tenants[i].seq):
