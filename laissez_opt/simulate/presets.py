@@ -129,7 +129,7 @@ def _r1() -> dict:
 PRESETS: dict[str, str] = {"thesis-r1": "thesis section 2.2.3 worked example: time_equal vs min_backlog, 2 rounds"}
 PRESETS.update({f"thesis-r5-{k}": f"thesis chapter 5: {v[2]}" for k, v in R5_SETUPS.items()})
 PRESETS["hotos25-section5"] = ("LaissezCloud (HotOS'25) section 5: the market run of Apps A and B on one A10, "
-                               "price path 0.687 -> 0.652 -> 0.606")
+                               "A10 price 0.606 -> 0.686 (paper: 0.687) -> 0.652 -> 0.606")
 
 
 def preset_dict(name: str) -> dict:

@@ -55,7 +55,7 @@ class MarketPolicy(Policy):
         try:
             self.config.check(where="market")
         except InputError as err:
-            raise InputError(err.problem, path=f"policies.{self.name}.{err.path.split('.', 1)[1]}") from None
+            raise InputError(err.problem, path=f"$.policies[market].options.{err.path.split('.', 1)[1]}") from None
         self.exchange: Exchange | None = None
 
     def start(self, base, seed: int) -> None:
@@ -76,8 +76,13 @@ class MarketPolicy(Policy):
             scale = float(view.work_per_device[0] / view.base.edge_utility[0, 0]) if view.base.n_edges and \
                 view.base.edge_utility[0, 0] > 0 else 1.0
             tick_hours = hours * scale
-            self.exchange = Exchange(view.base, self.config, external_arrivals=True, tick_hours=tick_hours,
-                                     rate_scale=scale)
+            try:
+                self.exchange = Exchange(view.base, self.config, external_arrivals=True, tick_hours=tick_hours,
+                                         rate_scale=scale)
+            except InputError as err:
+                where = (err.path or "market").split(".", 1)
+                raise InputError(err.problem, path=f"$.policies[{self.name}].options"
+                                 + (f".{where[1]}" if len(where) > 1 else "")) from None
         return self.exchange
 
     def decide(self, view: RoundView) -> Decision:

@@ -63,7 +63,7 @@ def section5_bids(restart_minutes: float = 2.5) -> list:
          "with the posted Trainium price) but no exact Table 1 figure gives it"),
         ("B for the A10 (launch)", b, 0.762,
          f"(cost on L4 0.15 + restart {restart_minutes:g} min at the A10 base 0.606) / 0.23 h; the paper does not "
-         "give the restart cost: 2.4 to 2.6 minutes all give 0.762"),
+         "give the restart cost: 2.49 to 2.51 minutes all give 0.762"),
         ("B for the A10 (re-bid)", rebid, 0.652, "cost on L4 0.15 / runtime on the A10 0.23 h (at a checkpoint no "
          "restart is counted); the same ratio for the remaining work"),
     ]
