@@ -62,17 +62,18 @@ def test_section5_path_depends_on_checkpoints():
 
 def test_preset_prints_path_and_events(tmp_path):
     cmd = [sys.executable, "-m", "laissez_opt", "simulate", "--preset", "hotos25-section5", "--no-plots",
-           "-o", str(tmp_path / "out")]
+           "--policies", "market,fcfs_static,myopic", "-o", str(tmp_path / "out")]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "A10: 0.606 (min 0) -> 0.686 (min 5) -> 0.652 (min 7) -> 0.606 (min 17)" in proc.stdout
     assert "min     11  A migrates to A10#0 at 0.652/h" in proc.stdout
     assert "0.686 / 0.687  (differs" in proc.stdout
     assert (tmp_path / "out" / "market_events.csv").exists() and (tmp_path / "out" / "events.csv").exists()
+    assert "| fcfs_static |" in proc.stdout and "| myopic |" in proc.stdout  # the offline schedules, replayed
 
 
 def test_engine_policy_matches_exchange():
-    res = lo.simulate(preset="hotos25-section5", progress=False)
+    res = lo.simulate(preset="hotos25-section5", policies=["market"], progress=False)
     run = res.run("market", 0)
     assert [(m, round(p, 3)) for m, p in price_paths(run)["A10"]] == [(0.0, 0.606), (5.0, 0.686), (7.0, 0.652),
                                                                      (17.0, 0.606)]

@@ -973,8 +973,9 @@ def paper_scenario(*, restart_minutes: float = 2.5, checkpoint_a: int = 6, check
     costs = {("A", "A10"): 0.21, ("A", "L4"): 0.25, ("A", "Trainium"): 0.24, ("B", "A10"): 0.14, ("B", "L4"): 0.15}
     pools = [Pool("A10", count=1, cluster="gpu", base_price=0.606), Pool("L4", count=8, cluster="gpu", base_price=0.48),
              Pool("Trainium", count=8, cluster="gpu", base_price=0.804)]
-    agents = [Agent("B", work=1.0, arrival=0, migration_cost=(5 / 3600) / 0.23),
-              Agent("A", work=1.0, arrival=5, migration_cost=(5 / 3600) / 0.30)]
+    # Deadlines (used by the offline schedules, not by the exchange): as in instances/hotos25-migration.json.
+    agents = [Agent("B", work=1.0, arrival=0, deadline=19, migration_cost=(5 / 3600) / 0.23),
+              Agent("A", work=1.0, arrival=5, deadline=25, migration_cost=(5 / 3600) / 0.30)]
     edges = [Edge(a, p, h / t, cost=costs[(a, p)]) for (a, p), t in times.items()]
     inst = Instance(pools, agents, edges, rounds=40, round_hours=h, name="hotos25-section5")
     cfg = MarketConfig(price_rule=price_rule, checkpoint_ticks={"B": checkpoint_b, "A": checkpoint_a},

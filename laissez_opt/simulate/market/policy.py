@@ -23,7 +23,7 @@ Options (all declared here, checked by :class:`~laissez_opt.simulate.market.exch
 Example
 -------
 >>> import laissez_opt as lo
->>> res = lo.simulate(preset="hotos25-section5", progress=False)
+>>> res = lo.simulate(preset="hotos25-section5", policies=["market"], progress=False)
 >>> [(e["round"], round(e["price"], 3)) for e in res.run("market", 0).events
 ...  if e["kind"] == "price" and e.get("pool") == "A10" and e.get("source") == "exchange"]
 [(5, 0.686), (7, 0.652), (17, 0.606)]

@@ -13,7 +13,7 @@ The records come from the exchange's own events in a run's event log (those with
   without touching pyplot's backend.
 
 >>> import laissez_opt as lo
->>> res = lo.simulate(preset="hotos25-section5", progress=False)
+>>> res = lo.simulate(preset="hotos25-section5", policies=["market"], progress=False)
 >>> [(m, round(p, 3)) for m, p in price_paths(res.run("market", 0))["A10"]]
 [(0.0, 0.606), (5.0, 0.686), (7.0, 0.652), (17.0, 0.606)]
 """

@@ -31,7 +31,8 @@ def instance_dict(instance, arrivals: dict | None = None) -> dict:
     arrivals = arrivals or {}
     agents = []
     for a in instance.agents:
-        row = {"id": a.id, "demand": 1, "work": a.work, "arrival": a.arrival, "migration_cost": a.migration_cost}
+        row = {"id": a.id, "demand": 1, "work": a.work, "arrival": a.arrival, "deadline": a.deadline,
+               "migration_cost": a.migration_cost}
         if a.id in arrivals:
             row["arrivals"] = list(arrivals[a.id])
         agents.append(row)
@@ -65,7 +66,10 @@ def section5_config(*, restart_minutes: float = 2.5, checkpoint_a: int = 6, chec
         "seeds": 1,
         "policies": [{"name": "market", "method": "market", "options": {
             "price_rule": cfg.price_rule, "checkpoint_ticks": dict(cfg.checkpoint_ticks),
-            "restart_hours": dict(cfg.restart_hours), "agent": "paper"}}],
+            "restart_hours": dict(cfg.restart_hours), "agent": "paper"}},
+            {"name": "fcfs_static", "method": "replay", "options": {"method": "fcfs_static"}},
+            {"name": "myopic", "method": "replay", "options": {"method": "myopic"}},
+            {"name": "optimum", "method": "optimum", "options": {}}],
         "workload": {"arrivals": "instance"},
         "balancer": "pooled",
         "record_events": True,
