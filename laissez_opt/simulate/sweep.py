@@ -182,7 +182,9 @@ def _dry_run(config: SimulationConfig, factories: list[PolicyFactory]) -> None:
         try:
             run(setup, factory.build(verify=config.verify), config.seeds[0])
         except InputError as err:
-            raise err.located(config.source) from None
+            if (err.path or "").startswith("$."):  # a JSON path inside the configuration: name its file
+                err.located(config.source)
+            raise
 
 
 def simulate(config=None, *, preset: str | None = None, policies: Sequence[str] | None = None,
