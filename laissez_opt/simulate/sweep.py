@@ -25,6 +25,7 @@ Example
 from __future__ import annotations
 
 import copy
+import json
 import os
 import sys
 import warnings
@@ -123,7 +124,11 @@ def _key_of(factory: PolicyFactory) -> dict:
     target = factory.target
     if not isinstance(target, str):
         target = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', type(target).__qualname__)}"
-    return {"kind": factory.kind, "target": target, "options": factory.options}
+    key = {"kind": factory.kind, "target": target, "options": factory.options}
+    fingerprint = getattr(getattr(factory.method_spec, "run", None), "fingerprint", None)
+    if fingerprint is not None:  # a declared method: a changed definition is never served from the store
+        key["definition"] = fingerprint
+    return key
 
 
 def _task_config(config: SimulationConfig) -> dict:
@@ -302,6 +307,9 @@ def _record(task: dict, row, rows: dict, run_store: RunStore | None, failures: l
         _raise(row)
     # The pool notes each worker's peak memory; a run's record is the same whichever executor ran it.
     row = {k: v for k, v in row.items() if k != "peak_rss_mib"}
+    # A fresh row takes the form a stored one has (sorted keys, lists), so that a sweep resumed
+    # from the store writes the same bytes as one computed in a single go.
+    row = json.loads(json.dumps(row, sort_keys=True, allow_nan=True))
     rows[task["key"]] = row
     if run_store is not None:
         run_store.put(task["key"], row)
