@@ -199,3 +199,20 @@ def test_bad_options():
         MarketConfig(price_rule="first").check()
     with pytest.raises(InputError, match="checkpoint_ticks"):
         MarketConfig(checkpoint_ticks=0).check()
+
+
+def test_market_policy_on_poisson_arrivals_serves_repeat_jobs():
+    # Agents receive several jobs over time: a tenant whose job ended requests again; generated families
+    # whose edge costs do not refer to a declared work are priced at base prices.
+    cfg = {"format": "laissez-opt/simulation", "version": 1, "name": "neo-market",
+           "generate": {"family": "neocloud", "agents": 12, "pools": 3, "seed": 1},
+           "rounds": 80, "round_hours": 0.25, "seeds": 1,
+           "workload": {"arrivals": "poisson", "base_rate": 0.05, "job_size": 1.0},
+           "policies": [{"name": "market", "method": "market", "options": {"checkpoint_ticks": 2}},
+                        {"name": "vcg", "method": "market", "options": {"price_rule": "vcg", "checkpoint_ticks": 2}}]}
+    res = lo.simulate(cfg, progress=False)
+    for policy in ("market", "vcg"):
+        run = res.run(policy, 0)
+        arrived, done = sum(run.agents["arrived_work"]), sum(run.agents["processed_work"])
+        assert done > 0.8 * arrived, (policy, done, arrived)
+        assert sum(run.agents["payments"]) > 0

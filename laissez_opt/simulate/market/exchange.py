@@ -201,11 +201,12 @@ class TenantView:
         return self.remaining / self._t.rate[c] * self._ex.tick_hours
 
     def cost_to_complete(self, pool: str) -> float:
-        """``C_c f``: money to finish on ``pool`` at base price (the edge's ``cost`` scaled, else base x hours)."""
+        """``C_c f``: money to finish on ``pool``: the edge's ``cost`` per unit of the agent's declared ``work``
+        times the work left, or (no cost, or no declared work) the base price times the hours left."""
         c = self._ex.pool_index[pool]
         cost = self._t.cost.get(c)
         if cost is not None:
-            return cost * self.remaining / self._t.work
+            return cost * self.remaining
         return self._ex.pools[c].base * self.hours_left(pool)
 
 
@@ -324,7 +325,9 @@ class Exchange:
                 if u > 0:
                     c = self.pool_index[e.pool]
                     t.rate[c] = u
-                    t.cost[c] = e.cost
+                    # Money per unit of work: the edge's cost refers to the agent's declared work (a job
+                    # instance); without a declared work it means something else, and base prices are used.
+                    t.cost[c] = e.cost / a.work if e.cost is not None and a.work else None
             t.restart_hours = float(config.restart_hours.get(a.id, 0.0))
             spec = agents_spec.get(a.id, agents_spec.get("*", "paper"))
             key = spec if isinstance(spec, str) else id(spec)
@@ -366,7 +369,7 @@ class Exchange:
     # ------------------------------------------------------------------ helpers
     def _full_cost(self, t: _Tenant, c: int) -> float:
         cost = t.cost.get(c)
-        return cost if cost is not None else self.pools[c].base * t.work / t.rate[c] * self.tick_hours
+        return cost * t.work if cost is not None else self.pools[c].base * t.work / t.rate[c] * self.tick_hours
 
     def _push(self, tick: int, kind: str, i: int, version: int) -> None:
         self._seq += 1
@@ -471,10 +474,13 @@ class Exchange:
 
     def _rate_of(self, t: _Tenant, c: int) -> float | None:
         """A fixed payment rate (outbid holders pay their bid; vcg winners their Clarke payment), or None = price."""
-        if self.config.price_rule == "vcg":
-            return self._vcg_rates.get(t.i, self.pools[c].base)
         if t.outbid and t.pool == c:
             return min(t.table[t.rank[c]][1], self.pools[c].price) if c in t.rank else self.pools[c].base
+        if self.config.price_rule == "vcg":
+            rate = self._vcg_rates.get((t.i, c))
+            if rate is None:  # held without a current Clarke payment for this pool: at most its bid
+                rate = min(t.table[t.rank[c]][1], self.pools[c].base) if c in t.rank else self.pools[c].base
+            return rate
         return None
 
     def _open_segment(self, t: _Tenant, c: int, device: int, kind: str) -> None:
@@ -600,6 +606,7 @@ class Exchange:
 
     # ------------------------------------------------------------------ events
     def _on_arrive(self, t: _Tenant) -> None:
+        self._pending_work.pop(t.i, None)
         t.seq = self._request_seq
         self._request_seq += 1
         self._event("request", agent=t.id)
@@ -762,7 +769,7 @@ class Exchange:
             elif rule == "posted":
                 price = q.base
             else:
-                rates = [self._vcg_rates.get(i, q.base) for i in q.holders if self._vcg_assign.get(i) == c]
+                rates = [self._vcg_rates.get((i, c), q.base) for i in q.holders if self._vcg_assign.get(i) == c]
                 price = min(rates) if rates else q.base
             if abs(price - q.price) > 1e-12:
                 self._settle_pool(q)
@@ -797,7 +804,8 @@ class Exchange:
         inst = Instance(
             pools=[Pool(self.pools[c].id, count=self.pools[c].k, base_price=self.pools[c].base) for c in pools],
             agents=[Agent(self.tenants[i].id, demand=1) for i in bidders],
-            edges=[Edge(self.tenants[i].id, self.pools[c].id, -self.tenants[i].bids[c][0])
+            # A bid at the reserve has zero surplus; a tiny premium makes the model allocate it (ties, not losses).
+            edges=[Edge(self.tenants[i].id, self.pools[c].id, -self.tenants[i].bids[c][0] + 1e-7)
                    for i in bidders for c in pools if c in self.tenants[i].bids],
             name="exchange-clearing")
         result = solve(inst, "vcg")
@@ -808,7 +816,9 @@ class Exchange:
         for agent_id, pay in (result.payments or {}).items():
             i = self.tenant_index[agent_id]
             if i in self._vcg_assign:
-                self._vcg_rates[i] = float(pay)
+                c = self._vcg_assign[i]
+                bid = -self.tenants[i].bids[c][0]
+                self._vcg_rates[(i, c)] = max(self.pools[c].base, min(float(pay), bid))
 
     # ------------------------------------------------------------------ checks
     def audit(self) -> list:
@@ -850,9 +860,18 @@ class Exchange:
         t = self.tenants[self.tenant_index[tenant]]
         if not t.rate:
             return False
+        if t.state in ("done", "timeout", "stopped"):
+            # A new job of a tenant whose last one ended: a fresh request (its payments carry on).
+            t.state, t.p0, t.ckpt_progress, t.last_pool, t.done_tick = "pending", 0.0, 0.0, None, None
+            t.version += 1
         if t.state == "pending":
-            t.work, t.arrival = float(work), int(tick)
-            self._push(int(tick), "arrive", t.i, 0)
+            if t.i in self._pending_work:
+                self._pending_work[t.i] += float(work)
+            else:
+                self._pending_work[t.i] = float(work)
+                t.arrival = int(tick)
+                self._push(int(tick), "arrive", t.i, 0)
+            t.work = self._pending_work[t.i]
         elif t.state in ("waiting", "running"):
             t.work += float(work)
             if t.state == "running":
@@ -951,6 +970,7 @@ class Exchange:
         obj._held_from = {}
         obj._vcg_assign = {}
         obj._active = set()
+        obj._pending_work = {}
         return obj
 
 

@@ -95,7 +95,7 @@ class MarketPolicy(Policy):
         amounts = np.zeros(n_edges)
         for i, c, frac in ex.computing(r):
             e = self._edge_of.get((i, c))
-            if e is not None:
+            if e is not None and view.backlog[i] > 0:  # the engine's queue decides what is left to serve
                 amounts[e] = frac
         # Money of the tick [r, r + 1): accrued up to r + 1 minus what was reported.
         ex.now = r + 1
