@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import laissez_opt as lo
 from laissez_opt.errors import InputError
 from laissez_opt.instance import Agent, Edge, Instance, Pool
-from laissez_opt.simulate.market import (KEEP, BaseAgent, Exchange, MarketConfig, load_agent, paper_scenario,
+from laissez_opt.simulate.market import (KEEP, STOP, BaseAgent, Exchange, MarketConfig, load_agent, paper_scenario,
                                          rebid)
 from laissez_opt.simulate.market.report import price_paths, section5_bids
 
@@ -216,3 +216,23 @@ def test_market_policy_on_poisson_arrivals_serves_repeat_jobs():
         arrived, done = sum(run.agents["arrived_work"]), sum(run.agents["processed_work"])
         assert done > 0.8 * arrived, (policy, done, arrived)
         assert sum(run.agents["payments"]) > 0
+
+
+class PriceWatcher(BaseAgent):
+    """The paper's bids; leaves as soon as a price in its table passes 0.66 per hour."""
+
+    def on_price(self, tenant, market, pool, price):
+        return STOP if price > 0.66 else KEEP
+
+
+def test_price_events_reach_listening_agents():
+    inst, cfg = paper_scenario()
+    cfg.agent = {"*": "paper", "B": PriceWatcher()}
+    out = Exchange(inst, cfg).run()
+    status = {r["tenant"]: r["status"] for r in out.tenants}
+    assert status == {"B": "stopped", "A": "done"}
+    stopped = [e for e in out.events if e["kind"] == "stopped"]
+    assert [(e["minute"], e["agent"]) for e in stopped] == [(5.0, "B")]
+    # B's device went to A in the same minute
+    assert any(e["kind"] == "start" and e["agent"] == "A" and e["pool"] == "A10" and e["minute"] == 5.0
+               for e in out.events) or any(e["kind"] == "reserve" and e["agent"] == "A" for e in out.events)

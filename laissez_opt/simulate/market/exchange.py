@@ -509,6 +509,7 @@ class Exchange:
 
     def _close_segment(self, t: _Tenant, device: int) -> None:
         amount = self._close_money(t, device)
+        self._touched.add(t.i)
         seg = t.segments.pop(device)
         if not t.segments:
             self._active.discard(t.i)
@@ -758,6 +759,8 @@ class Exchange:
                         break
             if not changed:
                 break
+        # Settled: only what agents do in reaction to the new prices makes the cluster dirty again.
+        self._dirty.discard(cluster)
         self._set_prices(pools)
 
     def _set_prices(self, pools) -> None:
@@ -890,9 +893,18 @@ class Exchange:
                     out.append((t.i, t.pool, frac))
         return out
 
-    def accrued(self) -> dict:
-        """Money each tenant has paid up to now, open segments included."""
-        out = dict(self.payments)
+    def accrued(self, *, changed_only: bool = False) -> dict:
+        """Money each tenant has paid up to now, open segments included.
+
+        ``changed_only``: only the tenants that held a device since the last such call
+        (the others' totals have not moved), so a caller polling every tick does no
+        work for idle tenants."""
+        if changed_only:
+            ids = self._active | self._touched
+            self._touched = set()
+            out = {self.tenants[i].id: self.payments[self.tenants[i].id] for i in ids}
+        else:
+            out = dict(self.payments)
         for i in self._active:
             t = self.tenants[i]
             for device in t.segments:
@@ -919,9 +931,12 @@ class Exchange:
                         self._on_complete(t)
                 elif kind == "timeout" and t.version == version:
                     self._on_timeout(t)
-            for cluster in sorted(self._dirty):
-                self._dirty.discard(cluster)
-                self._clear(cluster)
+            for _ in range(16):  # agents reacting to prices may unsettle a cluster again; bounded
+                if not self._dirty:
+                    break
+                for cluster in sorted(self._dirty):
+                    self._dirty.discard(cluster)
+                    self._clear(cluster)
             self._dirty.clear()
             self._last_event_tick = now
         self.now = max(self.now, tick)
@@ -971,6 +986,7 @@ class Exchange:
         obj._vcg_assign = {}
         obj._active = set()
         obj._pending_work = {}
+        obj._touched = set()
         return obj
 
 

@@ -99,7 +99,7 @@ class MarketPolicy(Policy):
                 amounts[e] = frac
         # Money of the tick [r, r + 1): accrued up to r + 1 minus what was reported.
         ex.now = r + 1
-        accrued = ex.accrued()
+        accrued = ex.accrued(changed_only=True)
         ex.now = r
         payments = {}
         for agent, money in accrued.items():
