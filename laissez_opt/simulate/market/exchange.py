@@ -72,7 +72,7 @@ from dataclasses import dataclass, field
 
 from ...errors import InputError
 from ...instance import Agent, Edge, Instance, Pool
-from .agents import KEEP, load_agent
+from .agents import load_agent
 
 __all__ = ["Exchange", "MarketConfig", "MarketOutcome", "paper_scenario", "PRICE_RULES", "EVENT_ORDER"]
 
@@ -279,6 +279,11 @@ class Exchange:
         config = config or MarketConfig()
         config.check()
         self.config = config
+        self._held_from: dict = {}     # (tenant, device) -> tick the current ledger stretch began
+        self._vcg_assign: dict = {}    # tenant -> pool under the last VCG clearing
+        self._active: set = set()      # tenants holding a device
+        self._pending_work: dict = {}  # external arrivals not processed yet: tenant -> work
+        self._touched: set = set()     # tenants whose closed payments changed since the last poll
         self.instance = instance
         self.tick_hours = float(instance.round_hours if tick_hours is None else tick_hours)
         self.tick_minutes = self.tick_hours * 60.0
@@ -513,7 +518,7 @@ class Exchange:
         seg = t.segments.pop(device)
         if not t.segments:
             self._active.discard(t.i)
-        c, since = seg[0], seg[1]
+        c = seg[0]
         t.paid += amount
         self.payments[t.id] += amount
         self.revenue[self.device_names[device]] += amount
@@ -977,17 +982,6 @@ class Exchange:
         prices = {q.id: list(q.history) for q in self.pools}
         return MarketOutcome(self.tick_minutes, rows, dict(self.payments), dict(self.revenue), self.events, prices,
                              self.ledger, self.n_devices, self.now)
-
-    _held_from: dict
-
-    def __new__(cls, *args, **kwargs):
-        obj = super().__new__(cls)
-        obj._held_from = {}
-        obj._vcg_assign = {}
-        obj._active = set()
-        obj._pending_work = {}
-        obj._touched = set()
-        return obj
 
 
 def paper_scenario(*, restart_minutes: float = 2.5, checkpoint_a: int = 6, checkpoint_b: int = 7,
