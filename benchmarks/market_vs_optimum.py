@@ -58,7 +58,7 @@ def write(path: Path, text: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--tenants", type=int, default=6)
     parser.add_argument("--time-limit", type=float, default=20.0)
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
