@@ -446,7 +446,8 @@ def r4(ctx: Context) -> Item:
     rows.append(Row("bid.B", "B's first bid (includes its checkpoint-restart cost)", None,
                     note=f"Table 1 gives no checkpoint-restart cost; the quote implies one of 0.762 x "
                          f"{t[('B', 'A10')]:g} - {cost[('B', 'L4')]:g} = {0.762 * t[('B', 'A10')] - cost[('B', 'L4')]:.4f} "
-                         "$ on top of the L4 completion cost"))
+                         "$ on top of the L4 completion cost (the exchange's tenant agents assume 2.5 minutes of A10 "
+                         "time at its base price, $0.0253, for that reason: docs/market.md)"))
 
     # VCG: the first auction with the section-5 bids file; the second and third with the bids computed above.
     first = solve(bids_inst, "vcg")
@@ -471,7 +472,8 @@ def r4(ctx: Context) -> Item:
     rows.append(Row("auction3.price", "after B completes (A alone): price ($/h)", _r(p3, 4),
                     note=f"A alone pays the reserve, the A10 base price {a10.base_price:g}"))
     item.notes.append("VCG with the bids computed from Table 1 reproduces the paper's sequence of winners and "
-                      "second prices; A's bid computes to 0.686 (0.24 / 0.35), not the quoted 0.687.")
+                      "second prices; A's bid computes to 0.686 (0.24 / 0.35), not the quoted 0.687, and the "
+                      "exchange's price path inherits that thousandth.")
     if _market_available():
         _market_path(ctx, item)
     else:
