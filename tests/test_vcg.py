@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import laissez_opt as lo
 from brute_force import round_allocations
 from conftest import INSTANCES, ROOT, run_cli
-from laissez_opt.errors import InputError
+from laissez_opt.errors import InputError, SolverUnavailableError
 from laissez_opt.exact.vcg import ExchangeGraph, build_vcg, solve_vcg
 from laissez_opt.instance import Agent, Edge, Instance, Pool
 
@@ -177,7 +177,12 @@ def test_every_route_agrees_with_brute_force_at_any_round_length(instance):
     welfare, without = brute_vcg(instance)
     for solver, via, backend, pivots in EVERY_ROUTE:
         options = {} if backend is None else {"backend": backend}
-        result = lo.solve(instance, "vcg", solver=solver, via=via, pivots=pivots, **options)
+        try:
+            result = lo.solve(instance, "vcg", solver=solver, via=via, pivots=pivots, **options)
+        except SolverUnavailableError as err:
+            # CP-SAT takes only models whose coefficients scale exactly to integers; it must say so.
+            assert backend == "cp_sat" and "CP-SAT needs" in str(err), (backend, err)
+            continue
         check_against_brute(instance, result, welfare, without)
 
 
