@@ -55,14 +55,20 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
-from ..instance import Agent, Edge, Instance
+from ..instance import Instance
+from ..method_spec import Option
+from ..result import Result, allocation_records, edge_utilities
 
-__all__ = ["AgentClasses", "agent_classes", "COMPRESS_CHOICES", "compression_wanted"]
+__all__ = ["AgentClasses", "agent_classes", "COMPRESS_CHOICES", "compression_wanted", "compress_option",
+           "solve_on_classes"]
 
 #: Values of the ``compress`` option of the methods that compress.
 COMPRESS_CHOICES = ("auto", "on", "off")
@@ -114,15 +120,17 @@ class AgentClasses:
         return self.n_classes <= share * self.n_agents
 
     # ------------------------------------------------------------- the class instance
-    def class_instance(self, instance: Instance, *, weight: str = "total", work: bool = False) -> Instance:
+    def class_instance(self, instance: Instance, *, weight: str = "total", work: bool = False,
+                       integral: bool = False) -> Instance:
         """One agent per class, on its first member's edges (see the module docstring).
 
         ``weight="total"``: weight ``n_g w`` (the class's share of the weights, as the
         equal share and the normalisers need); ``"member"``: ``w`` (a weighted sum over
         members is ``w`` times the class's total).  ``work=True`` gives the class
         ``n_g W`` work (``W`` defaulting to 1) so that ``W / X^id`` is the member's.
-        Demands are ``n_g d`` (unbounded stays unbounded).  Agent ids are the first
-        members' ids.
+        Demands are ``n_g d`` (unbounded stays unbounded), or ``n_g floor(d)`` with
+        ``integral=True`` (a member holds whole devices, so at most ``floor(d)``).
+        Agent ids are the first members' ids.
         """
         if weight not in ("total", "member"):
             raise ValueError(f"weight must be 'total' or 'member', got {weight!r}")
@@ -130,13 +138,11 @@ class AgentClasses:
         for g, i in enumerate(self.representative.tolist()):
             a = instance.agents[i]
             n_g = int(self.size[g])
-            agents.append(Agent(
-                a.id,
+            agents.append(dataclasses.replace(
+                a,
                 weight=a.weight * n_g if weight == "total" else a.weight,
-                demand=None if a.demand is None else a.demand * n_g,
+                demand=None if a.demand is None else (math.floor(a.demand) if integral else a.demand) * n_g,
                 work=(n_g * (1.0 if a.work is None else a.work)) if work else a.work,
-                arrival=a.arrival, deadline=a.deadline, elapsed=a.elapsed, migration_cost=a.migration_cost,
-                task=a.task,
             ))
         is_rep = np.zeros(instance.n_agents, dtype=bool)
         is_rep[self.representative] = True
@@ -192,9 +198,95 @@ class AgentClasses:
         got = np.floor_divide(s + x - 1 - j, n) - np.floor_divide(s - 1 - j, n)
         return got.astype(np.float64)
 
+    def expand_result(self, instance: Instance, small: Instance, result: Result, *, fractional: bool,
+                      same: Sequence[str] = (), shared: Sequence[str] = (), members: Sequence[str] = ()) -> Result:
+        """The class instance's ``result`` as a result of ``instance`` (allocation expanded).
+
+        Amounts are expanded (:meth:`expand_fractional` or :meth:`expand_integral`),
+        utilities and allocation records recomputed on ``instance``; status,
+        objective, bound and gap are kept (``models/compression.md`` proves them
+        equal).  Per-agent dictionaries of ``details``: keys in ``same`` give every
+        member its class's value, keys in ``shared`` the class's value divided by
+        ``n_g``; lists of agent ids in ``members`` list every member of the
+        classes named.
+        """
+        details = dict(result.details)
+        new = dataclasses.replace(result, instance=instance.name, details=details)
+        if result.amounts is not None:
+            edge_map = self.edge_map(instance, small)
+            expand = self.expand_fractional if fractional else self.expand_integral
+            amounts = expand(instance, result.amounts, small, edge_map)
+            amounts = np.where(np.abs(amounts) < 1e-12, 0.0, amounts)
+            new.amounts = amounts
+            new.allocation = allocation_records(instance, amounts)
+            new.utilities = dict(zip((a.id for a in instance.agents), edge_utilities(instance, amounts).tolist()))
+        ids = [a.id for a in instance.agents]
+        small_ids = [a.id for a in small.agents]
+        for key in (*same, *shared):
+            if isinstance(details.get(key), dict):
+                per_class = np.array([details[key][a] for a in small_ids], dtype=object)[self.label]
+                divide = key in shared
+                size = self.size[self.label]
+                details[key] = {ids[i]: (float(v) / float(size[i]) if divide else v)
+                                for i, v in enumerate(per_class.tolist())}
+        if members:
+            index = {a: g for g, a in enumerate(small_ids)}
+            by_class = np.argsort(self.label, kind="stable")
+            start = np.concatenate([[0], np.cumsum(self.size)])
+            for key in members:
+                if isinstance(details.get(key), list):
+                    details[key] = [ids[i] for a in details[key]
+                                    for i in by_class[start[index[a]]:start[index[a] + 1]].tolist()]
+        return new
+
     def spread(self, per_class: np.ndarray) -> np.ndarray:
         """A per-class array read per agent (``per_class[label]``)."""
         return np.asarray(per_class)[self.label]
+
+
+def compress_option():
+    """The declared ``compress`` option of the methods that solve on classes."""
+    return Option("compress", "choice", "auto",
+                  "solve on classes of identical agents and expand exactly (auto: when classes <= half the agents)",
+                  choices=COMPRESS_CHOICES)
+
+
+def solve_on_classes(instance: Instance, compress: str, solve: Callable[[Instance, AgentClasses], Result], *,
+                     keys: Sequence[np.ndarray] = (), weight: str = "total", work: bool = False,
+                     integral: bool = False, same: Sequence[str] = (), shared: Sequence[str] = (),
+                     members: Sequence[str] = ()) -> Result | None:
+    """Solve on the class instance when ``compress`` asks for it; ``None`` when it does not.
+
+    ``solve(small, classes)`` runs the model on the class instance; the
+    result is expanded with :meth:`AgentClasses.expand_result` and its details
+    gain ``compression`` (classes, agents, seconds to find and expand them).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance(pools=[lo.Pool("P", count=3)], agents=[lo.Agent(a) for a in "ABCD"],
+    ...                    edges=[lo.Edge(a, "P", 1.0) for a in "ABCD"])
+    >>> r = solve_on_classes(inst, "on", lambda small, _: lo.solve(small, "maxmin", fractional=True, compress="off"))
+    >>> r.details["compression"]["classes"], [round(x["amount"], 6) for x in r.allocation]
+    (1, [0.75, 0.75, 0.75, 0.75])
+    """
+    if compress == "off":
+        return None
+    t0 = time.perf_counter()
+    classes = agent_classes(instance, keys)
+    if not compression_wanted(compress, classes):
+        return None
+    small = classes.class_instance(instance, weight=weight, work=work, integral=integral)
+    t1 = time.perf_counter()
+    result = solve(small, classes)
+    t2 = time.perf_counter()
+    out = classes.expand_result(instance, small, result, fractional=not integral, same=same, shared=shared,
+                                members=members)
+    t3 = time.perf_counter()
+    out.details["compression"] = {"classes": classes.n_classes, "agents": classes.n_agents,
+                                  "largest_class": int(classes.size.max(initial=0)),
+                                  "classes_s": t1 - t0, "expand_s": t3 - t2}
+    out.timing = dict(out.timing)
+    out.timing["build_s"] = out.timing.get("build_s", 0.0) + (t1 - t0) + (t3 - t2)
+    return out
 
 
 def compression_wanted(option: str, classes: AgentClasses) -> bool:
