@@ -66,7 +66,7 @@ def solve_welfare(
     instance: Instance,
     *,
     fractional: bool = False,
-    solver: str = "highs",
+    solver: str = "auto",
     via: str = "direct",
     time_limit: float | None = None,
     threads: int | None = None,
@@ -105,7 +105,9 @@ def solve_welfare(
     solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads,
                            mip_gap=mip_gap, verbose=verbose, backend=backend, start=start)
     params = {"time_limit": time_limit, "fractional": fractional, "via": via}
-    return allocation_result(instance, "welfare", columns, solution, fractional=fractional, params=params)
+    details = {"route_choice": solution.details["route_choice"]} if "route_choice" in (solution.details or {}) else None
+    return allocation_result(instance, "welfare", columns, solution, fractional=fractional, params=params,
+                             details=details)
 
 
 METHOD = Method(
@@ -116,6 +118,6 @@ METHOD = Method(
     fractional=True,
     summary="Weighted welfare maximisation; integral optima via LP vertex or min-cost flow (TU).",
     run=solve_welfare,
-    options=solver_options(fractional=True) + (compress_option(),),
+    options=solver_options(fractional=True, auto=True) + (compress_option(),),
     estimate=allocation_size,
 )
