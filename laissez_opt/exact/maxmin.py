@@ -62,8 +62,9 @@ from ..modeling import LinearModel
 from ..modeling.solution import Solution, relative_gap
 from ..result import Result
 from ..shares import equal_share_utilities
+from .bottleneck import lexicographic_unit_matching, unit_demand_structure
 from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
-from .common import AllocationColumns, add_allocation, allocation_result
+from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
 from .leximin import (
     FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinOutcome, LeximinPlan, declare_leximin, leximin_size, solve_leximin,
 )
@@ -190,6 +191,7 @@ def solve_maxmin(
     backend: str | None = None,
     verbose: bool = False,
     compress: str = "auto",
+    bottleneck: str = "auto",
 ) -> Result:
     """Leximin allocation of ``U_i / (w_i E_i)``; see the module docstring.
 
@@ -199,6 +201,9 @@ def solve_maxmin(
     (:mod:`laissez_opt.exact.classes`; class ``g`` of ``n_g`` members has weight
     ``n_g w``, demand ``n_g d``, and its value ``U_g / (n_g w E) `` is each member's
     ``v_i`` under the even split, ``models/compression.md``).
+    ``bottleneck`` (integral, one round, every ``d_i`` in {0, 1}): ``auto`` solves the
+    leximin exactly as a lexicographic bottleneck b-matching, a few min-cost flows
+    (:mod:`laissez_opt.exact.bottleneck`); ``off`` runs the ordered-outcome MILPs.
 
     >>> import laissez_opt as lo
     >>> inst = lo.generate("gavel", 200, 3, seed=1)
@@ -211,6 +216,12 @@ def solve_maxmin(
         raise InputError(f"unknown freeze test {freeze!r}; choose one of {', '.join(FREEZE_TESTS)}", path="option freeze")
     if compress not in COMPRESS_CHOICES:
         raise InputError(f"unknown compress {compress!r}; choose one of {', '.join(COMPRESS_CHOICES)}", path="option compress")
+    if bottleneck not in BOTTLENECK_CHOICES:
+        raise InputError(f"unknown bottleneck {bottleneck!r}; choose one of {', '.join(BOTTLENECK_CHOICES)}",
+                         path="option bottleneck")
+    if not fractional and bottleneck == "auto" and unit_demand_structure(instance):
+        return _unit_leximin(instance, normalizer, {"time_limit": time_limit, "fractional": False, "via": via,
+                                                   "normalizer": normalizer})
     if fractional:
         run = lambda small, classes: solve_maxmin(  # noqa: E731
             small, fractional=True, normalizer=normalizer, solver=solver, via=via, time_limit=time_limit,
@@ -236,6 +247,52 @@ def solve_maxmin(
     return result
 
 
+BOTTLENECK_CHOICES = ("auto", "off")
+
+
+class _EdgeAmounts:
+    """Amounts given as an ``E``-vector (one round), as :func:`allocation_result` reads them."""
+
+    def __init__(self, instance: Instance):
+        self.instance = instance
+
+    def amounts(self, solution: Solution) -> np.ndarray:
+        return solution.values.reshape(self.instance.n_edges, 1)
+
+
+def _unit_leximin(instance: Instance, normalizer: str, params: dict) -> Result:
+    """Integral leximin with one round and unit demands by lexicographic min-cost flows (exact)."""
+    t0 = time.perf_counter()
+    E = normalizers(instance, normalizer)
+    agent = instance.edge_agent
+    scale = instance.weights[agent] * E[agent]
+    coef = np.where(scale > 0, instance.edge_utility[:, 0] / np.where(scale > 0, scale, 1.0), 0.0)
+    arrival = np.fromiter((a.arrival for a in instance.agents), dtype=np.int64, count=instance.n_agents)
+    usable = (arrival[agent] <= 0) & (instance.last_rounds[agent] >= 0)
+    placed, stats = lexicographic_unit_matching(instance, coef, usable)
+    amounts = (placed[agent] == instance.edge_pool).astype(np.float64)
+    values = np.bincount(agent, weights=coef * amounts, minlength=instance.n_agents)
+    taking = np.zeros(instance.n_agents, dtype=bool)
+    demand_ok = np.array([a.demand != 0 for a in instance.agents], dtype=bool)
+    taking[agent[(coef > 0) & usable & demand_ok[agent]]] = True
+    objective = float(values[taking].min()) if taking.any() else 0.0
+    total = time.perf_counter() - t0
+    route = f"ortools-min-cost-flow (lexicographic bottleneck b-matching, {stats['stages']} stages)"
+    solution = Solution("optimal", amounts, objective, objective, 0.0, "ortools", route,
+                        total - stats["solver_s"], stats["solver_s"], "OPTIMAL")
+    ids = [a.id for a in instance.agents]
+    details = {
+        "normalizer": normalizer,
+        "leximin": dict(zip(ids, values.tolist())),
+        "levels": sorted(values[taking].tolist()),
+        "excluded": [ids[i] for i in np.flatnonzero(~taking)],
+        "solves": stats["stages"],
+        "bottleneck": stats,
+    }
+    return allocation_result(instance, "maxmin", _EdgeAmounts(instance), solution, fractional=False, params=params,
+                             details=details)
+
+
 METHOD = Method(
     name="maxmin",
     kind="exact",
@@ -248,6 +305,12 @@ METHOD = Method(
         Option("normalizer", "choice", "equal_share", "E_i: U_i^ex / w_i (equal_share: values are phi_i) or 1 (raw)",
                choices=NORMALIZERS),
         compress_option(),
+        Option("bottleneck", "choice", "auto", "integral, one round, unit demands: exact leximin by lexicographic "
+               "min-cost flows (auto) or the ordered-outcome MILPs (off)", choices=BOTTLENECK_CHOICES),
     ),
-    estimate=leximin_size,
+    estimate=lambda instance, options: (
+        allocation_size(instance, extra_variables=instance.n_agents + instance.n_pools,
+                        note="lexicographic min-cost flows: one arc per edge, agent and pool")
+        if not options.get("fractional") and options.get("bottleneck", "auto") == "auto"
+        and unit_demand_structure(instance) else leximin_size(instance, options)),
 )
