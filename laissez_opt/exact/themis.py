@@ -561,20 +561,17 @@ def _next_point(points, lo, hi, lag_binding, widths) -> float:
 def finish_times(instance: Instance, data: ThemisData, amounts: np.ndarray) -> dict:
     """Per agent: ``W``, ``t``, ``X^id``, ``T_id``, ``a``, rate ``X``, ``T_sh``, ``rho``, bidder flag."""
     rates = data.rates(instance, amounts)
-    out = {}
-    bidders = set(data.bidders.tolist())
-    for i, agent in enumerate(instance.agents):
-        rate = float(rates[i])
-        work = float(data.work[i])
-        shared = float(data.elapsed[i] + work / rate) if rate > 0 else (float(data.elapsed[i]) if work == 0 else math.inf)
-        tid = float(data.ideal_time[i])
-        rho = shared / tid if data.active[i] else None
-        out[agent.id] = {
-            "work": work, "elapsed": float(data.elapsed[i]), "ideal_rate": float(data.ideal_rate[i]),
-            "ideal_time": tid, "lag": float(data.lag[i]), "rate": rate, "shared_time": shared, "rho": rho,
-            "active": bool(data.active[i]), "bidder": i in bidders,
-        }
-    return out
+    work, elapsed = data.work.astype(np.float64), data.elapsed.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shared = np.where(rates > 0, elapsed + work / np.where(rates > 0, rates, 1.0),
+                          np.where(work == 0, elapsed, np.inf))
+        rho = shared / data.ideal_time
+    rho_list = [r if a else None for r, a in zip(rho.tolist(), data.active.tolist())]
+    keys = ("work", "elapsed", "ideal_rate", "ideal_time", "lag", "rate", "shared_time", "rho", "active", "bidder")
+    columns = (work.tolist(), elapsed.tolist(), data.ideal_rate.astype(np.float64).tolist(),
+               data.ideal_time.astype(np.float64).tolist(), data.lag.astype(np.float64).tolist(), rates.tolist(),
+               shared.tolist(), rho_list, data.active.tolist(), data.is_bidder.tolist())
+    return {agent.id: dict(zip(keys, row)) for agent, row in zip(instance.agents, zip(*columns))}
 
 
 class _Log:
