@@ -8,17 +8,20 @@
 """
 
 from .api import (
+    build,
     certify,
     check,
     check_certificate,
     estimate,
     frontier,
     generate,
+    linear_model,
     load,
     load_certificate,
     probe_truthfulness,
     solve,
     verify,
+    write_model,
 )
 from .declare import Model, declared_method
 from .errors import (
@@ -32,6 +35,7 @@ from .errors import (
 )
 from .instance import Agent, Edge, Instance, Pool
 from .harness import compare
+from .simulate import simulate
 from .io import dumps_instance, instance_from_dict, instance_to_dict, save_instance
 from .method_spec import Option
 from .methods import METHODS, register_method, unregister_method
@@ -53,7 +57,11 @@ __all__ = [
     "unregister_method",
     "load",
     "compare",
+    "simulate",
     "solve",
+    "build",
+    "linear_model",
+    "write_model",
     "estimate",
     "generate",
     "verify",

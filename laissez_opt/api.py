@@ -27,6 +27,7 @@ from .result import Result
 __all__ = [
     "load", "solve", "estimate", "generate", "verify", "check", "solve_options", "check_time_limit", "certify",
     "check_certificate", "load_certificate", "frontier", "FRONTIER_METHODS", "probe_truthfulness", "options_of",
+    "build", "write_model", "linear_model",
 ]
 
 
@@ -98,9 +99,12 @@ def solve_options(method: str, *, solver=None, via=None, time_limit=None, fracti
     auto = "solver" in spec.option_names and spec.option("solver").default == "auto"
     if (spec.kind == "exact" and opts.get("via", "direct") == "direct" and opts.get("solver", "highs") not in spec.solvers
             and not (auto and opts.get("solver") == "auto")):
+        from .method_spec import suggest
+
         raise SolverUnavailableError(
-            f"method {method!r} supports solvers {', '.join(spec.solvers)}, not {opts['solver']!r} "
-            f"(with via='pyomo', any solver Pyomo knows)"
+            f"method {method!r} supports solvers {', '.join(spec.solvers)}, not {opts['solver']!r}"
+            f"{suggest(opts['solver'], spec.solvers)} (with via='pyomo', any solver Pyomo knows)",
+            path="solver",
         )
     return spec, opts, time_limit
 
@@ -193,12 +197,102 @@ def solve(
     return result
 
 
+def linear_model(instance, method: str = "welfare", *, fractional: bool | None = None, **options):
+    """The optimisation model that exact ``method`` solves on ``instance``, as a declared :class:`~laissez_opt.modeling.LinearModel`.
+
+    The model reads ``max (or min) c^T x + c_0  s.t.  L <= A x <= U,  l <= x <= u,
+    x_j integer for j in I``, with the variable and constraint blocks named as in
+    the formulation documents (``models/``).  ``options`` are the method's
+    declared options (solver options are accepted and ignored) and the options
+    only its export takes (``laissez-opt methods METHOD``); a method that solves
+    a sequence of models exports the one its ``exported`` note names (the first
+    level of a leximin; Themis's ``F(rho)`` at ``rho*``).  Heuristics have no
+    model: :class:`InputError`.
+
+    >>> import laissez_opt as lo
+    >>> model = lo.linear_model("instances/hotos25-table1.json", "welfare")
+    >>> model.name, model.sense, model.n_cols, sorted(model.constraints)
+    ('welfare', 'max', 5, ['capacity', 'demand'])
+    """
+    from dataclasses import replace
+
+    instance = _as_instance(instance)
+    if not isinstance(method, str):
+        raise InputError(f"expected a method name, got {method!r}", path="method")
+    spec = get_method(method)
+    if spec.build is None:
+        what = "a heuristic: it runs an algorithm, not an optimisation model" if spec.kind == "heuristic" \
+            else "an exact method that declares no model to export"
+        raise InputError(f"{method} is {what}; exact methods with a model: "
+                         f"{', '.join(sorted(n for n, m in _all_methods().items() if m.build is not None))}",
+                         path="method")
+    extra = {o.name for o in spec.build_options}
+    own = {k: v for k, v in options.items() if k not in extra}
+    built = replace(spec, options=spec.options + spec.build_options).check_options(
+        {k: v for k, v in options.items() if k in extra})
+    _, opts, _ = solve_options(method, fractional=fractional, **own)
+    full = {**spec.defaults(), **{o.name: o.default for o in spec.build_options}, **opts, **built}
+    return spec.build(instance, full)
+
+
+def _all_methods():
+    from .methods import all_methods
+
+    return all_methods()
+
+
+def build(instance, method: str = "welfare", *, fractional: bool | None = None, **options):
+    """The model exact ``method`` solves on ``instance`` as a :class:`pyomo.environ.ConcreteModel`.
+
+    One Pyomo component per declared block: a ``Var`` per variable block (``x``,
+    ``t``, ...), a ``Constraint`` per family (``capacity``, ``demand``, ...) and
+    ``objective``; solve it with any solver Pyomo knows and compare with
+    ``lo.solve``.  ``options`` as for :func:`linear_model`.
+
+    >>> import laissez_opt as lo, pyomo.environ as pyo
+    >>> m = lo.build("instances/hotos25-table1.json", "welfare")
+    >>> _ = pyo.SolverFactory("appsi_highs").solve(m)
+    >>> round(pyo.value(m.objective), 6)       # lo.solve(..., "welfare").objective
+    7.681159
+    """
+    from .modeling.pyomo_route import to_pyomo
+
+    return to_pyomo(linear_model(instance, method, fractional=fractional, **options))
+
+
+def write_model(instance, method: str, path: str | os.PathLike, *, fractional: bool | None = None, **options) -> str:
+    """Write the model exact ``method`` solves on ``instance`` as an LP or MPS file (by suffix), atomically.
+
+    Names in the file are the declared ones (``capacity(0)``, ``x(3)``), so the
+    file reads like the formulation document.  ``options`` as for
+    :func:`linear_model`.  Returns the path written.  Any LP/MPS reader (HiGHS,
+    CBC, Gurobi, CPLEX, SCIP) solves it to the same optimum.
+
+    >>> import os, tempfile, highspy, laissez_opt as lo
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = lo.write_model("instances/hotos25-table1.json", "min_cost", os.path.join(folder, "m.mps"))
+    ...     h = highspy.Highs(); _ = h.setOptionValue("output_flag", False)
+    ...     _ = h.readModel(path); _ = h.run()
+    ...     round(h.getInfo().objective_function_value, 6)
+    0.36
+    """
+    from .io import check_destination
+    from .modeling.pyomo_route import write_model as write
+
+    path = os.fspath(path)
+    if not str(path).lower().endswith((".lp", ".mps")):
+        raise InputError(f"write the model to a file ending in .lp or .mps, not {path!r}", path="path")
+    check_destination(path)
+    write(linear_model(instance, method, fractional=fractional, **options), path)
+    return path
+
+
 def generate(family: str, agents: int, pools: int, *, seed: int = 0, **params) -> Instance:
     """A seeded random instance of a named family (see :mod:`laissez_opt.generate`)."""
     try:
         data = _generate_family(family, agents, pools, seed=seed, **params)
     except ValueError as exc:
-        raise InputError(str(exc), path="--family") from None
+        raise InputError(str(exc), path="family") from None
     return instance_from_dict(data, f"<generated {family}>")
 
 

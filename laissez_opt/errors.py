@@ -75,9 +75,23 @@ class SolverError(LaissezOptError):
 
 
 class SolverUnavailableError(LaissezOptError):
-    """The requested solver or route does not exist here or cannot take this model."""
+    """The requested solver or route does not exist here or cannot take this model.
+
+    ``path`` names the argument that asked for it (``solver``), as :class:`InputError` does.
+
+    >>> str(SolverUnavailableError("no such solver", path="solver"))
+    'solver: no such solver'
+    """
 
     exit_code = 2
+
+    def __init__(self, problem: str, *, path: str | None = None):
+        self.problem = problem
+        self.path = path
+        super().__init__(problem)
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.problem}" if self.path else self.problem
 
 
 class VerificationError(LaissezOptError):

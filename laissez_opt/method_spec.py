@@ -181,6 +181,14 @@ class Method:
     ``estimate(instance, options) -> SizeEstimate`` sizes a run before it starts
     (:mod:`laissez_opt.limits`); ``None`` for methods whose size is linear in
     the instance's edges and rounds (the default estimate covers them).
+
+    ``build(instance, options) -> LinearModel`` (exact methods) declares the
+    optimisation model the method solves, for export (``lo.build``,
+    ``laissez-opt solve --write-model``); ``options`` holds every declared
+    option, defaults filled in, and the ``build_options`` (options only the
+    export takes, such as the level of a parametric model).  ``exported``
+    says in one sentence which model that is when the method solves several
+    (the first level of a leximin, the parametric model at its optimum).
     """
 
     name: str
@@ -193,6 +201,9 @@ class Method:
     options: tuple[Option, ...] = ()
     estimate: Callable | None = None
     references: tuple[str, ...] = field(default=())
+    build: Callable | None = None
+    build_options: tuple[Option, ...] = ()
+    exported: str = ""
 
     def option(self, name: str) -> Option:
         for opt in self.options:

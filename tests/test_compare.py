@@ -27,7 +27,7 @@ def _instance(seed: int, agents: int = 6, pools: int = 3):
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), agents=st.integers(1, 8), pools=st.integers(1, 4))
 def test_gaps_are_never_negative_against_a_proven_optimum(seed, agents, pools):
-    table = compare([_instance(seed, agents, pools)], ["greedy", "welfare"])
+    table = compare([_instance(seed, agents, pools)], ["greedy", "welfare"], executor="inline")
     reference = next(r for r in table.rows if r["method"] == "welfare")
     assert reference["status"] == "optimal"
     for row in table.rows:
@@ -57,16 +57,19 @@ def test_store_reuses_finished_runs(tmp_path):
     assert third.computed == 2
 
 
-def test_failed_run_is_a_row_not_a_crash():
+def test_failed_run_is_a_row_not_a_crash_and_is_never_cached(tmp_path):
     table = compare([ROOT / "instances" / "hotos25-section5-bids.json"], ["min_cost", "welfare"])
     row = next(r for r in table.rows if r["method"] == "min_cost")
     assert row["status"] == "optimal"  # no required agent: placing nobody is optimal
     data = json.loads((ROOT / "instances" / "hotos25-table1.json").read_text())
     data["edges"][0].pop("cost")
-    table = compare([lo.instance_from_dict(data)], ["min_cost", "welfare"])
+    table = compare([lo.instance_from_dict(data)], ["min_cost", "welfare"], store=tmp_path)
     row = next(r for r in table.rows if r["method"] == "min_cost")
     assert row["status"] == "error"
     assert "$.edges[0].cost" in row["message"]
+    assert len(RunStore(tmp_path).keys()) == 1  # only welfare's result
+    again = compare([lo.instance_from_dict(data)], ["min_cost", "welfare"], store=tmp_path)
+    assert (again.computed, again.reused) == (1, 1)
 
 
 def test_resumes_after_being_killed(tmp_path):
@@ -121,5 +124,118 @@ def test_reports_are_written(tmp_path):
 def test_bad_input_to_compare():
     with pytest.raises(lo.InputError, match="unknown method"):
         compare([_instance(1)], ["nope"])
+    with pytest.raises(lo.InputError, match="expected an Instance or the path of an instance file, got dict"):
+        compare([{"pools": []}], ["welfare"])
     with pytest.raises(lo.InputError, match="executor"):
         compare([_instance(1)], ["welfare"], executor="slurm")
+
+
+@pytest.mark.parametrize("kwargs, where, problem", [
+    ({"workers": 0}, "--workers", "must be an integer >= 1"),
+    ({"workers": "2"}, "--workers", "must be an integer >= 1"),
+    ({"workers": True}, "--workers", "must be an integer >= 1"),
+    ({"scheduler": "tcp://127.0.0.1:8786"}, "--scheduler", "with --executor dask only"),
+    ({"time_limit": -1}, "--time-limit", "must be a number > 0"),
+    ({"time_limit": "5"}, "--time-limit", "must be a number > 0"),
+    ({"fractional": "no"}, "--fractional", "must be true or false"),
+    ({"pareto": 1}, "--pareto", "must be true or false"),
+    ({"run_memory": "12XB"}, "--run-memory", "or a size such as 8G"),
+    ({"run_memory": 10}, "--run-memory", "at least 1 MiB"),
+    ({"run_time": 0}, "--run-time", "must be a number > 0"),
+    ({"run_time": "soon"}, "--run-time", "expected seconds"),
+    ({"solver": "gurobi"}, "--solver", "method 'welfare' supports solvers highs, ortools, not 'gurobi'"),
+    ({"method_options": {"greedy": {"x": 1}}}, "--param greedy", "not in this comparison; methods: welfare, mtf"),
+    ({"method_options": {"welfare": {"solver": "cplex"}}}, "--param welfare.solver", "supports solvers"),
+    ({"method_options": {"mtf": 7}}, "--param mtf", "must be a mapping"),
+    ({"objectives": ["speed"]}, "--objectives", "unknown objective 'speed'"),
+])
+def test_bad_arguments_are_refused_before_any_run(tmp_path, kwargs, where, problem):
+    store = tmp_path / "runs"
+    with pytest.raises(lo.InputError) as caught:
+        compare([ROOT / "instances" / "hotos25-table1.json"], ["welfare", "mtf"], store=store, **kwargs)
+    assert caught.value.path == where
+    assert problem in caught.value.problem
+    assert not store.exists()  # nothing started, nothing written
+
+
+@pytest.mark.parametrize("options, where, problem", [
+    ({"bogus": 1}, "--param mtf.bogus", "mtf has no option 'bogus'; valid options: tokens, threshold, "),
+    ({"normaliser": "raw"}, "--param mtf.normaliser", "(did you mean 'normalize'?)"),
+    ({"tokens": "many"}, "--param mtf.tokens", "mtf expects an integer, got 'many'"),
+    ({"episodes": 0}, "--param mtf.episodes", "mtf expects a value >= 1, got 0"),
+])
+def test_unknown_or_ill_typed_method_option_is_refused_before_any_run(tmp_path, options, where, problem):
+    with pytest.raises(lo.InputError) as caught:
+        compare([ROOT / "instances" / "hotos25-table1.json"], ["welfare", "mtf"], store=tmp_path / "runs",
+                method_options={"mtf": options})
+    assert caught.value.path == where
+    assert problem in caught.value.problem
+    assert not (tmp_path / "runs").exists()
+
+
+def test_reference_method_options_are_checked_too(tmp_path):
+    # maxmin runs only as the reference of min_phi, yet its options are checked like any other.
+    with pytest.raises(lo.InputError) as caught:
+        compare([ROOT / "instances" / "hotos25-table1.json"], ["greedy"], objectives=["min_phi"],
+                method_options={"maxmin": {"normalizer": "nope"}}, store=tmp_path / "runs")
+    assert caught.value.path == "--param maxmin.normalizer"
+    assert not (tmp_path / "runs").exists()
+
+
+def test_command_line_refuses_bad_options_with_exit_2(tmp_path):
+    inst = str(ROOT / "instances" / "hotos25-table1.json")
+    cases = [
+        (["--solver", "gurobi"], "--solver: method 'welfare' supports solvers highs, ortools, not 'gurobi'"),
+        (["-p", "greedy.tokens=3"], "--param greedy: options given for 'greedy', which is not in this comparison"),
+        (["-p", "mtf.bogus=raw"], "--param mtf.bogus: mtf has no option 'bogus'; valid options: tokens, "),
+        (["-p", "welfare.check=false"], "--param welfare.check: welfare has no option 'check'"),
+        (["-p", "mtf.tokens=many"], "--param mtf.tokens: mtf expects an integer, got 'many' (str)"),
+        (["-p", "mtf"], "--param: expected METHOD.KEY=VALUE, got 'mtf'"),
+        (["--run-memory", "lots"], "--run-memory: expected 'auto', 'none' or a size such as 8G"),
+        (["--run-time", "-3"], "--run-time: must be a number > 0"),
+        (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler: a scheduler address goes with --executor dask only"),
+    ]
+    for extra, message in cases:
+        out = tmp_path / "out"
+        proc = subprocess.run(CLI + ["compare", inst, "--methods", "welfare,mtf", "-o", str(out), *extra],
+                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, (extra, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"laissez-opt: error: {message}"), (extra, proc.stderr)
+        assert not out.exists(), extra
+
+
+def test_run_store_keys_change_with_the_library_version():
+    from laissez_opt.harness.store import run_key
+
+    assert run_key("abc", "welfare", {}, version="1.0") != run_key("abc", "welfare", {}, version="1.1")
+    assert run_key("abc", "welfare", {}, version="1.0") == run_key("abc", "welfare", {}, version="1.0")
+
+
+def test_caps_parse_and_default():
+    from laissez_opt.harness import parse_run_memory, parse_run_time
+
+    assert parse_run_memory("512MiB") == 512 * 2**20
+    assert parse_run_memory("2G") == parse_run_memory("2 gib") == 2 * 2**30
+    assert parse_run_memory("2GB") == 2 * 10**9
+    assert parse_run_memory("none") is None and parse_run_memory(None) is None
+    assert 0 < parse_run_memory("auto", workers=4) < parse_run_memory("auto", workers=1)
+    assert parse_run_time("auto", 120.0) == 300.0
+    assert parse_run_time("auto", None) is None
+    assert parse_run_time("2.5") == 2.5
+
+
+def test_a_method_that_cannot_reach_a_worker_runs_here_by_default_and_is_refused_when_workers_are_asked_for():
+    from declared_models import frugal_welfare
+
+    inst = lo.load(ROOT / "instances" / "hotos25-table1.json")
+    lo.register_method("frugal_here", lambda instance: frugal_welfare(instance))
+    try:
+        with pytest.warns(UserWarning, match="'frugal_here' cannot be sent to a worker process .* runs in this process"):
+            table = compare([inst], ["frugal_here", "greedy"])
+        assert {row["method"]: row["status"] for row in table.rows}["frugal_here"] == "optimal"
+        for explicit in ({"executor": "local"}, {"workers": 2}):
+            with pytest.raises(lo.InputError, match="'frugal_here' was registered in this process.*cannot be pickled"):
+                compare([inst], ["frugal_here"], **explicit)
+    finally:
+        lo.unregister_method("frugal_here")

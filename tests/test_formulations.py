@@ -51,6 +51,7 @@ BUILDERS: dict[str, Callable[[Instance], tuple]] = {
         .class_instance(inst, weight="member")),
     "fair_welfare.md": lambda inst: __import__("laissez_opt.exact.fair_welfare", fromlist=["build_fair_welfare"])
     .build_fair_welfare(inst, sharing=1.0, envy=0.0, floor=0.5),
+    "min_backlog.md": lambda inst: __import__("laissez_opt.simulate.min_backlog", fromlist=["build_min_backlog"]).build_min_backlog(inst),
 }
 
 KINDS = ("variable", "constraint", "parameter")

@@ -3,8 +3,8 @@
 Layers, lowest first (a module may import from its own unit, meaning its own
 subpackage or module, and from any lower layer):
 
-* L0  ``errors``
-* L1  ``limits``, ``method_spec`` (run bounds and method declarations)
+* L0  ``errors``, ``jit`` (the numba switch of the numeric kernels)
+* L1  ``limits``, ``method_spec``, ``display`` (run bounds, method declarations, how reports are shown)
 * L2  ``instance`` (the typed instance graph)
 * L3  ``result``, ``shares``, ``starts`` (records, reference shares and quick feasible allocations)
 * L4  ``io`` (files of instances and results)
@@ -15,8 +15,9 @@ subpackage or module, and from any lower layer):
 * L9  ``methods`` (the registry)
 * L10 ``api``
 * L11 ``harness`` (comparisons over many instances)
-* L12 ``cli``
-* L13 ``__main__``, ``__init__``
+* L12 ``simulate`` (multi-round simulation: its sweeps run through the harness's executors and run store)
+* L13 ``cli``
+* L14 ``__main__``, ``__init__``
 
 Every import statement counts, including the deferred ones inside functions.
 """
@@ -32,8 +33,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "laissez_opt"
 
 LAYERS = {
     "errors": 0,
+    "jit": 0,
     "limits": 1,
     "method_spec": 1,
+    "display": 1,
     "instance": 2,
     "result": 3,
     "shares": 3,
@@ -48,9 +51,10 @@ LAYERS = {
     "methods": 9,
     "api": 10,
     "harness": 11,
-    "cli": 12,
-    "__main__": 13,
-    "__init__": 13,
+    "simulate": 12,
+    "cli": 13,
+    "__main__": 14,
+    "__init__": 14,
 }
 
 # Imports that break the rule, each with its reason.  Empty: keep it so.

@@ -137,7 +137,7 @@ def test_package_metadata_matches_pyproject():
 # ----------------------------------------------------------------------------- package data
 
 
-@pytest.mark.parametrize("kind", ["instance", "result"])
+@pytest.mark.parametrize("kind", ["instance", "result", "simulation"])
 def test_schemas_are_package_data(kind):
     from jsonschema import Draft202012Validator
 
@@ -155,5 +155,5 @@ def test_package_data_is_declared_for_the_build():
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     patterns = data["tool"]["setuptools"]["package-data"]["laissez_opt"]
     shipped = sorted(p.name for p in (ROOT / "laissez_opt" / "io" / "schemas").glob("*.json"))
-    assert shipped == ["instance.schema.json", "result.schema.json"]
+    assert shipped == ["instance.schema.json", "result.schema.json", "simulation.schema.json"]
     assert any(pattern == "io/schemas/*.json" for pattern in patterns)

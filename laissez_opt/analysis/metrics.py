@@ -1,6 +1,9 @@
 """Welfare figures and the sharing-incentive ratio of an allocation (``models.md``, metrics).
 
-* utilitarian ``sum_i U_i``; weighted social welfare ``sum_i w_i U_i / sum_i w_i``;
+* total weighted welfare ``sum_i w_i U_i`` (``total_welfare``: the objective of
+  method ``welfare``); weighted mean utility ``sum_i w_i U_i / sum_i w_i``
+  (``weighted_welfare``, comparable across instances of different total weight);
+  utilitarian ``sum_i U_i``;
   egalitarian ``min_i U_i``; Nash ``sum_i log U_i`` (``-inf`` if some ``U_i = 0``);
   Jain's index ``(sum U)^2 / (n sum U^2)``.
 * equal-share utility ``U_i^ex = (w_i / sum_j w_j) sum_{c,r} k_c u_{i,c,r}``, the
@@ -27,13 +30,21 @@ __all__ = ["welfare_figures", "equal_share_utilities", "sharing_ratios", "basic_
 
 
 def welfare_figures(utilities: np.ndarray, weights: np.ndarray) -> dict[str, float]:
-    """Utilitarian, weighted, egalitarian, Nash welfare and Jain's index."""
+    """Total and mean weighted welfare, utilitarian, egalitarian, Nash welfare and Jain's index.
+
+    Names and meanings: :data:`laissez_opt.result.METRICS`.
+
+    >>> welfare_figures(np.array([1.0, 3.0]), np.array([2.0, 1.0]))["total_welfare"]
+    5.0
+    """
     u = np.asarray(utilities, dtype=float)
     w = np.asarray(weights, dtype=float)
     squares = float(np.sum(u * u))
+    total = float(np.sum(w * u))
     return {
+        "total_welfare": total,
+        "weighted_welfare": total / float(w.sum()),
         "utilitarian": float(u.sum()),
-        "weighted_welfare": float(np.sum(w * u) / w.sum()),
         "egalitarian": float(u.min()) if u.size else 0.0,
         "nash": float(np.sum(np.log(u))) if np.all(u > 0) else -math.inf,
         "jain": float(u.sum() ** 2 / (u.size * squares)) if squares > 0 else 1.0,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import click
 
+from ..errors import InputError
 
 MAX_ROWS = 40
 
@@ -66,10 +67,14 @@ def render_report(report, console) -> None:
         )
     console.print(head)
 
+    from ..result import METRICS
+
     welfare = Table(title="welfare", title_justify="left")
-    for key in data["welfare"]:
-        welfare.add_column(key, justify="right")
-    welfare.add_row(*(_fmt(v) for v in data["welfare"].values()))
+    welfare.add_column("figure")
+    welfare.add_column("value", justify="right")
+    welfare.add_column("meaning", overflow="fold")
+    for key, value in data["welfare"].items():
+        welfare.add_row(key, _fmt(value), METRICS.get(key, ""))
     console.print(welfare)
 
     agents = Table(title="agents", title_justify="left")
@@ -78,6 +83,11 @@ def render_report(report, console) -> None:
         agents.add_column(name, justify=just)
     if pareto is not None and pareto.efficient is False:
         agents.add_column("gain in certificate", justify="right")
+    market = data.get("market") or {}
+    if market:
+        agents.add_column("charge at prices", justify="right")
+    if market.get("payments") is not None:
+        agents.add_column("payment", justify="right")
     sharing = data["sharing_incentive"]
     for k, agent in enumerate(report.agents):
         if k == MAX_ROWS:
@@ -94,8 +104,24 @@ def render_report(report, console) -> None:
         ]
         if pareto is not None and pareto.efficient is False:
             cells.append(_fmt(pareto.gains[agent]))
+        if market:
+            cells.append(_fmt(market["charges"].get(agent)))
+        if market.get("payments") is not None:
+            cells.append(_fmt(market["payments"].get(agent, 0.0)))
         agents.add_row(*cells)
     console.print(agents)
+
+    if market:
+        prices = Table(title="market-clearing prices", title_justify="left", caption=market["unit"],
+                       caption_justify="left")
+        prices.add_column("pool")
+        prices.add_column("price", justify="right")
+        for k, (pool, value) in enumerate(market["prices"].items()):
+            if k == MAX_ROWS:
+                prices.add_row(f"... {len(market['prices']) - MAX_ROWS} more", "")
+                break
+            prices.add_row(pool, ", ".join(_fmt(v) for v in value) if isinstance(value, list) else _fmt(value))
+        console.print(prices)
 
     matrix = envy.get("matrix")
     if matrix is not None and len(matrix) <= 12:

@@ -1,4 +1,4 @@
-"""``laissez-opt``: solve, methods, validate, generate.
+"""``laissez-opt``: solve, methods, validate, generate (compare, check and simulate are registered below).
 
 Exit codes (contract): 0 a result was produced (including ``time_limit`` with an
 incumbent); 2 bad input or usage; 3 the instance is infeasible for the method;
@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from ..errors import InfeasibleError, InputError, LaissezOptError, NotProvenError
+from ..errors import InfeasibleError, InputError, LaissezOptError, NotProvenError, SolverUnavailableError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -31,7 +31,8 @@ def _console(stderr: bool = False):
 
 #: The command line's names of the Python API's arguments, for error messages.
 _FLAGS = {"method": "--method", "solver": "--solver", "via": "--via", "time_limit": "--time-limit",
-          "fractional": "--fractional", "max_memory": "--max-memory", "threads": "--threads", "backend": "--backend"}
+          "fractional": "--fractional", "max_memory": "--max-memory", "threads": "--threads", "backend": "--backend",
+          "family": "--family"}
 
 
 @contextlib.contextmanager
@@ -39,7 +40,7 @@ def cli_paths():
     """Re-word the API's argument names in errors as the command line spells them (``--method``, ``-p name``)."""
     try:
         yield
-    except InputError as err:
+    except (InputError, SolverUnavailableError) as err:
         if err.path in _FLAGS:
             err.path = _FLAGS[err.path]
         elif err.path and err.path.startswith("option "):
@@ -95,7 +96,7 @@ def cli(ctx, debug):
 @click.option("--backend", default=None, help="Force an OR-Tools backend: min_cost_flow, glop, cp_sat, scip.")
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), default=None, help="Also write the result JSON here (atomically).")
-@click.option("--write-model", type=click.Path(dir_okay=False, path_type=str), default=None, help="Write the declared model as an LP/MPS file (exact methods).")
+@click.option("--write-model", type=click.Path(dir_okay=False, path_type=str), default=None, help="Also write the method's optimisation model as an LP or MPS file (by suffix; every exact method), atomically.")
 @click.option("--param", "-p", "method_params", multiple=True, help="Method option KEY=VALUE (repeatable; VALUE parsed as JSON when it can be), e.g. -p tokens=7 -p threshold=hedge.")
 def solve(instance, method, solver, via, time_limit, max_memory, fractional, threads, backend, fmt, output,
           write_model, method_params):
@@ -124,6 +125,8 @@ def solve(instance, method, solver, via, time_limit, max_memory, fractional, thr
     for path in (output, write_model):
         if path:
             check_destination(path, inputs=(instance,))
+    if write_model and not write_model.lower().endswith((".lp", ".mps")):
+        raise InputError(f"the model file must end in .lp or .mps, not {write_model!r}", path="--write-model")
     if output and write_model and os.path.realpath(output) == os.path.realpath(write_model):
         raise InputError("-o and --write-model name the same file", path="--write-model")
     inst = load_instance(instance)
@@ -144,22 +147,12 @@ def solve(instance, method, solver, via, time_limit, max_memory, fractional, thr
 
 
 def _write_model(inst, method, fractional, path, options=None):
-    from ..declare.method import DeclaredRun
-    from ..exact.welfare import build_welfare
-    from ..methods import get_method
-    from ..modeling.pyomo_route import write_model
+    """Write the model of exact ``method`` (built-in, registered or plugin) with the run's options."""
+    from ..api import write_model
 
-    run = get_method(method).run
-    if isinstance(run, DeclaredRun):
-        # A declared method (lo.register_method or a plugin): its model, with the given options.
-        run.model(inst, {**(options or {}), "fractional": fractional}).write(path)
-        return
-    builders = {"welfare": build_welfare}
-    if method not in builders:
-        raise InputError(f"--write-model supports {', '.join(builders)} and declared methods, not {method!r}",
-                         path="--write-model")
-    model, _ = builders[method](inst, fractional=fractional)
-    write_model(model, path)
+    given = {k: v for k, v in (options or {}).items() if k != "fractional"}
+    with cli_paths():
+        write_model(inst, method, path, fractional=True if fractional else None, **given)
 
 
 def _method_record(m) -> dict:
@@ -234,7 +227,8 @@ def generate(family, agents, pools, seed, param, output):
     from ..api import generate as make
     from ..io import dumps_instance, write_atomic
 
-    inst = make(family, agents, pools, seed=seed, **_parse_params(param))
+    with cli_paths():
+        inst = make(family, agents, pools, seed=seed, **_parse_params(param))
     text = dumps_instance(inst)
     if output:
         write_atomic(output, text)
@@ -285,3 +279,7 @@ cli.add_command(certify_command)
 from .frontier_cmd import frontier_command  # noqa: E402
 
 cli.add_command(frontier_command)
+
+from .simulate_cmd import simulate_command  # noqa: E402
+
+cli.add_command(simulate_command)

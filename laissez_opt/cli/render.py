@@ -66,13 +66,27 @@ def result_table(result: Result, console) -> None:
         alloc.add_row(rec["agent"], rec["pool"], str(rec["round"]), _fmt(rec["amount"]))
     console.print(alloc)
     if result.metrics:
+        from ..result import METRICS
+
         metrics = Table(title="metrics", title_justify="left")
         metrics.add_column("metric")
         metrics.add_column("value", justify="right")
+        metrics.add_column("meaning", overflow="fold")
         for key, value in result.metrics.items():
             if not isinstance(value, (dict, list)):
-                metrics.add_row(key, _fmt(value))
+                metrics.add_row(key, _fmt(value), METRICS.get(key, ""))
         console.print(metrics)
+    prices = result.price_records()
+    if prices:
+        table = Table(title="market-clearing prices (duals of the capacity rows)", title_justify="left")
+        for name in ("pool", "round", "price"):
+            table.add_column(name, justify="left" if name == "pool" else "right")
+        for k, rec in enumerate(prices):
+            if k == MAX_ROWS:
+                table.add_row(f"... {len(prices) - MAX_ROWS} more", "", "")
+                break
+            table.add_row(rec["pool"], str(rec["round"]), _fmt(rec["price"]))
+        console.print(table)
 
 
 def methods_table(methods, console) -> None:

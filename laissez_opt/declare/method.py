@@ -127,6 +127,10 @@ class DeclaredRun:
             )
         return model
 
+    def lowered(self, instance: Instance, options: dict):
+        """The declared model lowered to a :class:`~laissez_opt.modeling.LinearModel` (first objective), for export."""
+        return self.model(instance, options).lower()
+
     def estimate(self, instance: Instance, options: dict) -> SizeEstimate:
         """The declared size of the model (declared here once; :meth:`__call__` reuses it)."""
         model = self.model(instance, options)
@@ -176,5 +180,5 @@ def declared_method(name: str, build: Callable, *, options=(), objective: str = 
     return Method(
         name=name, kind="exact", objective=objective or "declared objective", solvers=("highs", "ortools"),
         fractional=fractional, summary=text, run=run, options=options + plumbing, estimate=run.estimate,
-        references=tuple(references),
+        references=tuple(references), build=run.lowered,
     )

@@ -21,7 +21,7 @@ from ..modeling.linear import LinearModel, VariableBlock
 from ..modeling.solution import Solution
 from ..result import Result, allocation_records, edge_utilities
 
-__all__ = ["AllocationColumns", "add_allocation", "allocation_result", "allocation_size"]
+__all__ = ["AllocationColumns", "add_allocation", "allocation_result", "allocation_size", "capacity_prices"]
 
 #: Bytes held per edge-round outside the model: utilities, bounds, the amount array,
 #: the verifier's copies and metrics (float64 each).
@@ -183,3 +183,42 @@ def allocation_result(
         amounts=amounts,
         **common,
     )
+
+
+def capacity_prices(instance: Instance, model: LinearModel, row_dual: np.ndarray | None, *,
+                    base: np.ndarray | None = None) -> dict | None:
+    """The dual of each ``capacity`` row as a price per pool (and round); None without duals.
+
+    For a maximisation LP the dual ``y_{c,r} >= 0`` of row
+    ``sum_i x_{i,c,r} <= k_c`` is how much the optimum grows per extra device
+    of pool ``c`` in round ``r``; for a minimisation, ``-y_{c,r}``, how much it
+    falls.  With the welfare objective these are Walrasian (market-clearing)
+    prices: at prices ``p_{c,r}`` every agent's bundle in the optimum is one it
+    prefers most (it maximises ``sum_c (w_i u_{i,c,r} - p_{c,r}) x_{i,c,r}``
+    within its demand), and a pool with unsold devices has price 0
+    (complementary slackness; Shapley & Shubik, 1971).  ``base`` (per pool) is
+    added to every price of its pool (a VCG reserve).  Returns
+    ``{pool: price}`` with one round and ``{pool: [price per round]}`` otherwise.
+
+    >>> import numpy as np, laissez_opt as lo
+    >>> from laissez_opt.exact.welfare import build_welfare
+    >>> from laissez_opt.modeling import solve_model
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A"), lo.Agent("B")], [lo.Edge("A", "P", 0.9), lo.Edge("B", "P", 0.5)])
+    >>> model, _ = build_welfare(inst)
+    >>> prices = capacity_prices(inst, model, solve_model(model, duals=True).duals.row)
+    >>> 0.5 <= prices["P"] <= 0.9     # between the losing and the winning value
+    True
+    """
+    block = model.constraints.get("capacity")
+    rows = instance.n_pools * instance.rounds
+    if row_dual is None or block is None or block.size != rows:
+        return None
+    y = np.asarray(row_dual, dtype=np.float64)[block.start:block.start + rows]
+    y = (y if model.sense == "max" else -y).reshape(instance.n_pools, instance.rounds)
+    y = np.where(np.abs(y) < 1e-12, 0.0, y)
+    if base is not None:
+        y = y + np.asarray(base, dtype=np.float64)[:, None]
+    ids = [p.id for p in instance.pools]
+    if instance.rounds == 1:
+        return {pool: float(v) for pool, v in zip(ids, y[:, 0])}
+    return {pool: [float(v) for v in row] for pool, row in zip(ids, y)}

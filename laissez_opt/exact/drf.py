@@ -71,7 +71,9 @@ from ..modeling import LinearModel
 from ..result import Result
 from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
 from .common import AllocationColumns
-from .leximin import FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinPlan, declare_leximin, leximin_size, solve_leximin
+from .leximin import (
+    FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinPlan, declare_leximin, first_level, leximin_size, solve_leximin,
+)
 from .maxmin import leximin_result
 
 __all__ = ["CAPACITY_BASES", "resource_arrays", "task_shares", "build_drf", "solve_drf"]
@@ -258,6 +260,13 @@ def solve_drf(
     return result
 
 
+def _export_model(instance: Instance, options: dict) -> LinearModel:
+    """The first level of the dominant-share leximin, the model ``lo.build(instance, "drf", ...)`` exports."""
+    model, plan = build_drf(instance, fractional=bool(options.get("fractional")),
+                            capacity_basis=options.get("capacity_basis", "compatible"))
+    return first_level(model, plan)
+
+
 METHOD = Method(
     name="drf",
     kind="exact",
@@ -272,4 +281,7 @@ METHOD = Method(
         compress_option(),
     ),
     estimate=leximin_size,
+    build=_export_model,
+    exported="the first level, max min_i s_i / w_i (fractional: max t over the level rows; integral: step 1 of the "
+             "ordered outcomes)",
 )

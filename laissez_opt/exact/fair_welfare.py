@@ -307,6 +307,13 @@ def solve_fair_welfare(
                              details=details)
 
 
+def _export_model(instance: Instance, options: dict) -> LinearModel:
+    """The model ``lo.build(instance, "fair_welfare", ...)`` exports, with the chosen fairness rows."""
+    return build_fair_welfare(instance, fractional=bool(options.get("fractional")), sharing=options.get("sharing"),
+                              envy=options.get("envy"), floor=options.get("floor"),
+                              normalizer=options.get("normalizer", "equal_share"))[0]
+
+
 METHOD = Method(
     name="fair_welfare",
     kind="exact",
@@ -329,4 +336,5 @@ METHOD = Method(
         Option("explain", "bool", True, "on infeasibility, find an irreducible conflicting set of fairness rows"),
     ),
     estimate=fair_welfare_size,
+    build=_export_model,
 )

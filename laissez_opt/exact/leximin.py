@@ -320,6 +320,38 @@ def declare_leximin(
     return plan
 
 
+def first_level(model: LinearModel, plan: LeximinPlan) -> LinearModel:
+    """``model`` set up to maximise the first leximin level ``min_i v_i`` (in the engine's units), for export.
+
+    Fractional: the declared ``max t`` already is.  Integral: step 1 of the
+    ordered outcomes, ``max theta_1 = r_1 - sum_j d_{1,j}`` with ``r_1`` and
+    ``d_{1,.}`` freed, whose optimum is the largest smallest value
+    (Ogryczak & Sliwinski, 2003).  Values are ``v_i`` times ``plan.unit``
+    (1 unless every value lies outside ``[1e-3, 1e3]``).
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.exact.maxmin import build_maxmin
+    >>> from laissez_opt.modeling import solve_model
+    >>> inst = lo.Instance([lo.Pool("P", count=3)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 1.0)])
+    >>> model, plan = build_maxmin(inst, normalizer="raw")
+    >>> solve_model(first_level(model, plan)).objective     # one gets 1 device, the other 2
+    1.0
+    """
+    if plan.fractional or plan.r is None:
+        return model
+    K = plan.rows_agent.size
+    if K == 0:
+        return model
+    plan.r.upper[0] = np.inf
+    plan.d.upper[:K] = np.inf
+    objective = np.zeros(model.n_cols)
+    objective[plan.r.start] = 1.0
+    objective[plan.d.start : plan.d.start + K] = -1.0
+    model.objective = objective
+    return model
+
+
 # --------------------------------------------------------------------------- sessions
 @dataclass
 class _Run:
@@ -425,11 +457,6 @@ class _HighsSession(_ModelSession):
         super().set_objective(vector)
         cols = np.arange(self.model.n_cols, dtype=np.int32)
         self.h.changeColsCost(cols.size, cols, np.ascontiguousarray(vector, dtype=np.float64))
-
-    def set_start(self, values: np.ndarray) -> None:
-        if self.integral:
-            cols = np.arange(values.size, dtype=np.int32)
-            self.h.setSolution(values.size, cols, np.ascontiguousarray(values, dtype=np.float64))
 
     def solve(self, time_limit) -> _Run:
         hs = self.highspy

@@ -66,7 +66,8 @@ from .bottleneck import lexicographic_unit_matching, unit_demand_structure
 from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
 from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
 from .leximin import (
-    FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinOutcome, LeximinPlan, declare_leximin, leximin_size, solve_leximin,
+    FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinOutcome, LeximinPlan, declare_leximin, first_level, leximin_size,
+    solve_leximin,
 )
 
 __all__ = ["NORMALIZERS", "normalizers", "build_maxmin", "solve_maxmin", "leximin_result"]
@@ -293,6 +294,13 @@ def _unit_leximin(instance: Instance, normalizer: str, params: dict) -> Result:
                              details=details)
 
 
+def _export_model(instance: Instance, options: dict) -> LinearModel:
+    """The first level of the leximin, the model ``lo.build(instance, "maxmin", ...)`` exports."""
+    model, plan = build_maxmin(instance, fractional=bool(options.get("fractional")),
+                               normalizer=options.get("normalizer", "equal_share"))
+    return first_level(model, plan)
+
+
 METHOD = Method(
     name="maxmin",
     kind="exact",
@@ -313,4 +321,7 @@ METHOD = Method(
                         note="lexicographic min-cost flows: one arc per edge, agent and pool")
         if not options.get("fractional") and options.get("bottleneck", "auto") == "auto"
         and unit_demand_structure(instance) else leximin_size(instance, options)),
+    build=_export_model,
+    exported="the first level, max min_i v_i (fractional: max t over the level rows; integral: step 1 of the "
+             "ordered outcomes); each further level is the same model with the agents found at earlier levels held there",
 )

@@ -27,7 +27,7 @@ from __future__ import annotations
 from ..instance import Instance
 from ..method_spec import Method
 from ..result import Result
-from .migration import MIGRATION_OPTIONS, migration_size, solve_migration
+from .migration import MIGRATION_OPTIONS, _export_migration_free, migration_size, solve_migration
 
 __all__ = ["solve_migration_free"]
 
@@ -60,4 +60,5 @@ METHOD = Method(
     run=solve_migration_free,
     options=MIGRATION_OPTIONS,
     estimate=migration_size,
+    build=_export_migration_free,
 )

@@ -170,6 +170,11 @@ def solve_min_cost(
     )
 
 
+def _export_model(instance: Instance, options: dict):
+    """The model ``lo.build(instance, "min_cost")`` exports."""
+    return build_min_cost(instance)[0]
+
+
 METHOD = Method(
     name="min_cost",
     kind="exact",
@@ -180,4 +185,5 @@ METHOD = Method(
     run=solve_min_cost,
     options=solver_options(fractional=False),
     estimate=lambda instance, options: allocation_size(instance, note="placement y per edge, capacity per pool and round"),
+    build=_export_model,
 )

@@ -1022,6 +1022,32 @@ class _EdgeColumns:
         return solution.values.reshape(self.instance.n_edges, 1)
 
 
+def _export_model(instance: Instance, options: dict) -> LinearModel:
+    """``F(rho)``, the model ``lo.build(instance, "themis", ...)`` exports, at option ``rho`` or at the optimum.
+
+    Without ``rho`` the method is solved first (with the given options) and
+    its ``rho*`` is used: the exported model's optimum ``F(rho*)`` is then 0 up
+    to the bracket's tolerance, which certifies ``rho*`` (a larger ``F`` would
+    let every bidder finish earlier; a negative one would make ``rho*`` unreachable).
+    """
+    fractional = bool(options.get("fractional"))
+    knob = options.get("fairness_knob", 0.0)
+    rho = options.get("rho")
+    if rho is None:
+        keep = {k: v for k, v in options.items() if k in METHOD.option_names and v is not None}
+        result = solve_themis(instance, **keep)
+        if result.status == "infeasible" or result.objective is None:
+            raise InputError(f"themis found no allocation on {instance.name!r} to take rho from; give rho",
+                             path="option rho")
+        rho = float(result.objective)
+    data = themis_data(instance, fractional=fractional, fairness_knob=knob)
+    lag = data.lag[data.bidders]
+    if lag.size and not rho > float(np.max(lag)):
+        raise InputError(f"rho must exceed every bidder's t_i / T_id,i (largest {float(np.max(lag)):.6g}), got {rho!r}",
+                         path="option rho")
+    return build_themis(instance, rho=rho, fractional=fractional, data=data)[0]
+
+
 METHOD = Method(
     name="themis",
     kind="exact",
@@ -1042,4 +1068,11 @@ METHOD = Method(
     estimate=lambda instance, options: allocation_size(
         instance, extra_constraints=instance.n_agents, extra_nonzeros=instance.n_edges,
         note="one rho-feasibility model per evaluation"),
+    build=_export_model,
+    build_options=(
+        Option("rho", "float", None, "level rho of the exported model F(rho) (default: the optimum rho*, found by "
+               "solving first)", above=0, nullable=True),
+    ),
+    exported="F(rho) = max delta s.t. every bidder's finish row r_i - delta >= 1/(rho - a_i): rho* is the root of F; "
+             "at rho = rho* (the default) the optimum is 0",
 )

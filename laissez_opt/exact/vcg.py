@@ -41,6 +41,15 @@ winner is re-solved instead: with HiGHS the model is passed once, the
 winner's columns get upper bound 0 and the dual simplex warm-starts from the
 optimal basis of ``x*``; with OR-Tools each re-solve is one min-cost flow.
 
+Prices: with HiGHS (the default route) ``details["prices"]`` holds
+market-clearing (Walrasian) prices per pool and round, ``beta_c + y_{c,r}`` with
+``y`` the dual of the ``capacity`` row of ``x*``'s LP, in money per device-round.
+At these prices every winner's bundle is one it prefers most and unsold
+devices are priced at the reserve.  In the assignment game (unit demands)
+the VCG payments equal the smallest Walrasian prices (Leonard, 1983), so a
+winner's payment never exceeds what its bundle costs at any such prices; the
+prices HiGHS returns are one vertex of that set, not always the smallest.
+
 Guarantees (proofs in ``models/vcg.md``): truthful bidding is a dominant
 strategy; ``0 <= p_i <= v_i(x*)`` (individually rational, no positive
 transfers); with one device this is the second-price (Vickrey) auction with
@@ -77,9 +86,9 @@ from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel
 from ..modeling.solve import Solution, pick_route, solve_model
 from ..result import Result
-from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
+from .common import AllocationColumns, add_allocation, allocation_result, allocation_size, capacity_prices
 
-__all__ = ["vcg_values", "vcg_reserves", "build_vcg", "ExchangeGraph", "solve_vcg"]
+__all__ = ["vcg_values", "vcg_reserves", "build_vcg", "ExchangeGraph", "solve_vcg", "vcg_prices"]
 
 # Worst last: the status of the whole mechanism is the worst of its n + 1 solves.
 _STATUS_RANK = {"optimal": 0, "feasible": 1, "time_limit": 2}
@@ -531,6 +540,7 @@ class _HighsSession:
         # An LP: the transportation matrix is totally unimodular (integrality is free).
         _pass_model(self.h, model, False)
         self.basis = None
+        self.row_dual = None
 
     def _run(self, time_limit) -> tuple[str, float, str]:
         h = self.h
@@ -560,6 +570,8 @@ class _HighsSession:
                 raise NoSolutionError(f"HiGHS stopped ({text}) before finding a feasible allocation")
         values = self._values()
         self.basis = self.h.getBasis()
+        # The duals of x*'s LP, read before any pivot re-solve changes them: the market-clearing prices.
+        self.row_dual = np.asarray(self.h.getSolution().row_dual, dtype=np.float64) if status == "optimal" else None
         return _Outcome(status, values, _welfare(self.model, values), seconds, "highspy-lp", text)
 
     def solve_without(self, cols: np.ndarray, time_limit=None) -> _Outcome:
@@ -757,6 +769,9 @@ def solve_vcg(
     }
     if route_choice is not None:
         details["route_choice"] = route_choice
+    prices = capacity_prices(instance, model, getattr(session, "row_dual", None), base=reserves)
+    if prices is not None:
+        details["prices"] = prices
     proven = main.status == "optimal"
     solution = Solution(
         status, main.values, welfare, welfare if proven else None, 0.0 if proven else None,
@@ -773,6 +788,25 @@ def solve_vcg(
     return result
 
 
+def vcg_prices(instance: Instance) -> dict | None:
+    """Walrasian prices on bids with reserves: ``beta_c + y_{c,r}`` from the VCG allocation LP (money per device-round).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.load("instances/hotos25-section5-bids.json")
+    >>> vcg_prices(inst)         # the losing bid clears the market, as the second price does
+    {'A10': 0.687}
+    """
+    model, _ = build_vcg(instance, fractional=True)
+    solution = solve_model(model, duals=True)
+    return capacity_prices(instance, model, None if solution.duals is None else solution.duals.row,
+                           base=vcg_reserves(instance))
+
+
+def _export_model(instance: Instance, options: dict) -> LinearModel:
+    """The allocation model ``lo.build(instance, "vcg", fractional=...)`` exports (the payments need one per winner)."""
+    return build_vcg(instance, fractional=bool(options.get("fractional")))[0]
+
+
 METHOD = Method(
     name="vcg",
     kind="exact",
@@ -786,4 +820,7 @@ METHOD = Method(
                choices=("auto", "resolve")),
     ),
     estimate=lambda instance, options: allocation_size(instance, note="one welfare model kept for every pivot"),
+    build=_export_model,
+    exported="the welfare-maximising allocation on bids with reserves, W(x); each Clarke pivot W*_{-i} is the same "
+             "model with agent i's columns fixed to 0",
 )

@@ -16,7 +16,13 @@ graph, so the LP relaxation has integral vertices: integral and fractional
 optima have the same value, and routes solve the integral model as an LP or a
 min-cost flow (see ``models/welfare.md``).
 
-References: thesis 002, eq. 3.6 (Pareto efficiency); Kuhn (1955) and
+Prices: the LP's duals of the ``capacity`` rows are Walrasian (market-clearing)
+prices per pool and round, in units of weighted utility per device
+(``details["prices"]``, from the routes that solve an LP with duals: HiGHS,
+GLOP, Pyomo's HiGHS; :func:`~laissez_opt.exact.common.capacity_prices`).
+
+References: thesis 002, eq. 3.6 (Pareto efficiency); Shapley & Shubik (1971)
+(the assignment game's prices are the LP's duals); Kuhn (1955) and
 Ahuja, Magnanti & Orlin, *Network Flows* (1993), ch. 9-11 (assignment, min-cost flow).
 
 Example
@@ -42,9 +48,9 @@ from ..method_spec import Method, solver_options
 from ..result import Result
 from ..starts import greedy_amounts
 from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
-from .common import AllocationColumns, allocation_result, allocation_size
+from .common import AllocationColumns, allocation_result, allocation_size, capacity_prices
 
-__all__ = ["build_welfare", "solve_welfare"]
+__all__ = ["build_welfare", "solve_welfare", "market_prices"]
 
 
 def build_welfare(instance: Instance, *, fractional: bool = False) -> tuple[LinearModel, AllocationColumns]:
@@ -83,6 +89,12 @@ def solve_welfare(
     the expanded allocation; integral class optima expand to integral optima by
     dealing each class's devices round robin (``models/compression.md``).
 
+    ``solver="auto"`` (default) takes the fastest exact route
+    (:func:`laissez_opt.modeling.solve.pick_route`: OR-Tools min-cost flow when the
+    costs scale exactly, else HiGHS; ``details["route_choice"]`` says which and
+    why).  Capacity prices (``details["prices"]``, the LP duals) come with an
+    explicit ``solver="highs"`` (the flow solver reports no duals).
+
     >>> import laissez_opt as lo
     >>> inst = lo.Instance(pools=[lo.Pool("P", count=3)], agents=[lo.Agent(a) for a in "ABCD"],
     ...                    edges=[lo.Edge(a, "P", 1.0) for a in "ABCD"])
@@ -103,11 +115,36 @@ def solve_welfare(
     # The greedy allocation is the incumbent should the time limit stop the solver first.
     start = (lambda: greedy_amounts(instance, watch_deadline=False).reshape(-1)) if time_limit is not None else None
     solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads,
-                           mip_gap=mip_gap, verbose=verbose, backend=backend, start=start)
+                           mip_gap=mip_gap, verbose=verbose, backend=backend, start=start,
+                           duals=solver != "auto")
     params = {"time_limit": time_limit, "fractional": fractional, "via": via}
-    details = {"route_choice": solution.details["route_choice"]} if "route_choice" in (solution.details or {}) else None
+    prices = capacity_prices(instance, model, None if solution.duals is None else solution.duals.row)
+    details = {"prices": prices} if prices is not None else {}
+    if "route_choice" in (solution.details or {}):
+        details["route_choice"] = solution.details["route_choice"]
     return allocation_result(instance, "welfare", columns, solution, fractional=fractional, params=params,
                              details=details)
+
+
+def market_prices(instance: Instance) -> dict | None:
+    """Walrasian prices of ``instance``: the capacity duals of the welfare LP (weighted utility per device).
+
+    One LP solve with HiGHS; see :func:`~laissez_opt.exact.common.capacity_prices`.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=2), lo.Pool("Q")], [lo.Agent("A", demand=1), lo.Agent("B", demand=1)],
+    ...                    [lo.Edge("A", "P", 0.9), lo.Edge("B", "P", 0.5), lo.Edge("B", "Q", 0.2)])
+    >>> market_prices(inst)      # P has a device to spare and Q is unsold: both free
+    {'P': 0.0, 'Q': 0.0}
+    """
+    model, _ = build_welfare(instance, fractional=True)
+    solution = solve_model(model, duals=True)
+    return capacity_prices(instance, model, None if solution.duals is None else solution.duals.row)
+
+
+def _export_model(instance: Instance, options: dict) -> LinearModel:
+    """The model ``lo.build(instance, "welfare", fractional=...)`` exports."""
+    return build_welfare(instance, fractional=bool(options.get("fractional")))[0]
 
 
 METHOD = Method(
@@ -120,4 +157,5 @@ METHOD = Method(
     run=solve_welfare,
     options=solver_options(fractional=True, auto=True) + (compress_option(),),
     estimate=allocation_size,
+    build=_export_model,
 )

@@ -50,5 +50,8 @@ def generate(family: str, agents: int, pools: int, seed: int = 0, **params: Any)
     """
     fam = FAMILIES.get(family) if isinstance(family, str) else None
     if fam is None:
-        raise ValueError(f"unknown instance family {family!r} (known: {', '.join(sorted(FAMILIES))})")
+        from ..method_spec import suggest
+
+        raise ValueError(f"unknown instance family {family!r}{suggest(family, FAMILIES)} "
+                         f"(known: {', '.join(sorted(FAMILIES))})")
     return fam(agents, pools, seed, **params)

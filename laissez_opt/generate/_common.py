@@ -29,6 +29,7 @@ __all__ = [
     "round_values",
     "assemble",
     "format_params",
+    "params_tag",
 ]
 
 FORMAT = "laissez-opt/instance"
@@ -79,7 +80,36 @@ class Family:
             )
         merged = dict(self.params)
         merged.update(params)
-        return self.func(agents, pools, seed, **merged)
+        data = self.func(agents, pools, seed, **merged)
+        changed = {k: v for k, v in params.items() if v != self.params[k]}
+        if changed:
+            data["name"] = f"{data['name']}-{params_tag(changed)}"
+        return data
+
+
+def params_tag(params: Mapping[str, Any]) -> str:
+    """A short, stable tag of non-default parameters for an instance name: ``weights=1-2``, ``density=0.3_max_count=4``.
+
+    Characters other than letters, digits and ``.=+-`` become ``-``; a tag
+    longer than 48 characters is replaced by the first 12 hex digits of its
+    SHA-256, so distinct parameters always give distinct names.
+
+    >>> params_tag({"weights": "1-2"}), params_tag({"max_count": 4, "density": 0.3})
+    ('weights=1-2', 'density=0.3_max_count=4')
+    >>> len(params_tag({"weights": list(range(40))}))
+    12
+    """
+    import hashlib
+    import re
+
+    def value(v: Any) -> str:
+        text = ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
+        return re.sub(r"[^A-Za-z0-9.=+-]+", "-", text).strip("-")
+
+    tag = "_".join(f"{k}={value(params[k])}" for k in sorted(params))
+    if len(tag) > 48:
+        tag = hashlib.sha256(repr(sorted(params.items())).encode("utf-8")).hexdigest()[:12]
+    return tag
 
 
 def check_int(value: Any, what: str, minimum: int | None = None, maximum: int | None = None) -> int:

@@ -27,18 +27,22 @@ import os
 import sys
 import time
 import traceback
+import warnings
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..errors import InputError
+from ..errors import InputError, SolverUnavailableError
 from ..instance import Instance
 from ..io import dumps_instance, instance_from_dict, load_instance
+from ..method_spec import suggest
+from ..limits import format_bytes, parse_memory
 from ..methods import get_method, registered_at_runtime
-from .executors import EXECUTORS, run_dask, run_local_pool
-from .store import RunStore, run_key
+from .executors import EXECUTORS, WAIT, Failure, Limits, ListFeed, run_dask, run_inline, run_local_pool
+from .store import RESULT_STATUSES, DamagedRecord, RunStore, RunStoreWarning, run_key
 
-__all__ = ["Objective", "OBJECTIVES", "Comparison", "compare", "default_objectives"]
+__all__ = ["Objective", "OBJECTIVES", "Comparison", "compare", "default_objectives", "parse_run_memory", "parse_run_time"]
 
 
 @dataclass(frozen=True)
@@ -113,37 +117,37 @@ def default_objectives(methods: Sequence[str]) -> list[str]:
 
 
 def _run_task(task: dict) -> dict:
-    """Worker: solve one (instance, method) pair and summarise it as a flat row."""
-    from ..api import solve
+    """Worker: solve one (instance, method) pair and summarise it as a flat row.
+
+    A method that raises gives an error row; running out of memory is not
+    caught here, so the executor reports it against the run's memory cap.
+    """
+    from ..api import estimate, solve
 
     instance = instance_from_dict(json.loads(task["instance"]), task["source"])
     if task.get("method_spec") is not None:
         _ensure_registered(task["method_spec"])
     spec = get_method(task["method"])
     options = dict(task["options"])
-    if spec.kind == "exact":
-        options.setdefault("threads", 1)
-    else:
-        for name in ("solver", "via", "time_limit", "fractional", "threads"):
-            options.pop(name, None)
-    row = {
-        "instance": instance.name,
-        "instance_hash": task["hash"],
-        "source": task["source"],
-        "agents": instance.n_agents,
-        "pools": instance.n_pools,
-        "devices": int(instance.counts.sum()),
-        "edges": instance.n_edges,
-        "rounds": instance.rounds,
-        "weight_sum": float(instance.weights.sum()),
-        "method": spec.name,
-        "kind": spec.kind,
-    }
+    row = _instance_fields(instance, task["hash"])
+    row.update(method=spec.name, kind=spec.kind)
+    cap = task.get("run_memory")
     start = time.perf_counter()
     try:
-        result = solve(instance, spec.name, **options)
+        if cap is not None:
+            size = estimate(instance, spec.name, **options)
+            if size.bytes() > cap:
+                # Refused before anything is allocated: the same cap, known in advance.
+                row.update(status="error", error_kind="memory_cap", runtime_s=time.perf_counter() - start,
+                           message=f"run memory cap of {format_bytes(cap)} exceeded by the estimate: "
+                                   f"{spec.name} would need {size.describe()}; refused before running")
+                return row
+        result = solve(instance, spec.name, max_memory=cap if cap is not None else _NO_BUDGET, **options)
+    except MemoryError:
+        raise
     except Exception as exc:  # a failed run is a row, never a crashed comparison
-        row.update(status="error", message=f"{type(exc).__name__}: {exc}", runtime_s=time.perf_counter() - start)
+        row.update(status="error", error_kind="exception", message=f"{type(exc).__name__}: {exc}",
+                   runtime_s=time.perf_counter() - start)
         row["traceback"] = traceback.format_exc(limit=3)
         return row
     row.update(
@@ -163,6 +167,8 @@ def _run_task(task: dict) -> dict:
     for name in task.get("objectives", ()):
         try:
             row[f"value_{name}"] = OBJECTIVES[name].evaluate(instance, result)
+        except MemoryError:
+            raise
         except Exception as exc:  # an objective that cannot be evaluated here is blank, with the reason
             row[f"value_{name}"] = None
             row.setdefault("notes", []).append(f"{name}: {type(exc).__name__}: {exc}")
@@ -178,8 +184,8 @@ def _run_task(task: dict) -> dict:
             from ..exact.pareto import pareto_check
 
             check = pareto_check(instance, result, fractional=result.mode == "fractional",
-                                 solver=task["options"].get("solver", "highs"),
-                                 time_limit=task["options"].get("time_limit"))
+                                 solver=task.get("pareto_solver", "highs"),
+                                 time_limit=task.get("pareto_time_limit"))
             row["pareto_efficient"] = check.efficient
             row["pareto_gain"] = check.total_gain
     return row
@@ -193,34 +199,64 @@ def _ensure_registered(spec) -> None:
         register_method(spec)
 
 
-def _shipped(name: str, workers: int, executor: str):
-    """The method to send to worker processes with each task (None for built-in and plugin methods).
+def _travel_problem(name: str) -> str | None:
+    """Why method ``name``, registered in this process, cannot be sent to a worker process (``None``: it can).
 
     A method registered in this process exists in no other; it travels with
-    its tasks, so its build function must be picklable (defined at the top
-    level of an importable module or script).
+    its tasks, so its build function must be picklable by reference (defined at
+    the top level of an importable module or script file).
     """
     import pickle
 
     spec = registered_at_runtime(name)
     if spec is None:
-        return None
-    if workers > 1 or executor == "dask":
-        try:
-            pickle.dumps(spec)
-        except Exception as exc:
+        return None  # built in, or a plugin: every process has it
+    try:
+        payload = pickle.dumps(spec)
+    except Exception as exc:
+        return f"it cannot be pickled ({type(exc).__name__}: {exc})"
+    if b"__main__" in payload and not getattr(sys.modules.get("__main__"), "__file__", None):
+        return "it was defined in an interactive session, which no other process can import"
+    return None
+
+
+def _shipped(name: str, executor: str):
+    """The method to send to worker processes with each task (None for built-in and plugin methods).
+
+    Only ``inline`` runs in this process; the local executor's workers are
+    processes even with one worker.
+    """
+    if executor != "inline":
+        problem = _travel_problem(name)
+        if problem is not None:
             raise InputError(
                 f"method {name!r} was registered in this process, and worker processes need it sent to them, but "
-                f"it cannot be pickled ({type(exc).__name__}: {exc}); define its build function at the top level "
-                f"of a module or script, publish it as a plugin, or compare with workers=1",
-                path="--methods",
-            ) from None
-    return spec
+                f"{problem}; define its build function at the top level of a module or script, publish it as a "
+                f"plugin, or compare with executor='inline'", path="--methods",
+            )
+    return registered_at_runtime(name)
 
 
 def _fingerprint(name: str) -> str | None:
     """A digest of a declared method's definition, so the run store never reuses runs of an older one."""
     return getattr(get_method(name).run, "fingerprint", None)
+
+
+#: ``max_memory`` of a run without a memory cap: the estimate never refuses it.
+_NO_BUDGET = 2**62
+
+
+def _instance_fields(instance: Instance, digest: str) -> dict:
+    return {
+        "instance": instance.name,
+        "instance_hash": digest,
+        "agents": instance.n_agents,
+        "pools": instance.n_pools,
+        "devices": int(instance.counts.sum()),
+        "edges": instance.n_edges,
+        "rounds": instance.rounds,
+        "weight_sum": float(instance.weights.sum()),
+    }
 
 
 @dataclass
@@ -235,9 +271,29 @@ class Comparison:
     meta: dict = field(default_factory=dict)
 
     def to_dataframe(self):
+        """One row per instance and method (the CSV's columns) as a :class:`pandas.DataFrame`."""
         import pandas as pd
 
         return pd.DataFrame(self.rows)
+
+    def __repr__(self) -> str:
+        from .report import comparison_repr
+
+        return comparison_repr(self)
+
+    def _repr_html_(self) -> str:
+        from .report import comparison_html
+
+        return comparison_html(self)
+
+    def plot(self, what: str = "gap", objective: str | None = None, ax=None):
+        """Gap (``what="gap"``, of ``objective``, default the first) or runtime (``"runtime"``) against size.
+
+        Returns the matplotlib axes (:func:`laissez_opt.harness.report.plot_comparison`).
+        """
+        from .report import plot_comparison
+
+        return plot_comparison(self, what, objective=objective, ax=ax)
 
     def columns(self) -> list[str]:
         first = ["instance", "agents", "pools", "devices", "method", "kind", "status", "objective", "runtime_s"]
@@ -284,98 +340,424 @@ def compare(
     time_limit: float | None = None,
     fractional: bool = False,
     workers: int = 1,
-    executor: str = "local",
+    executor: str | None = None,
     scheduler: str | None = None,
     store: str | os.PathLike | None = None,
     progress: bool | None = None,
     objectives: Sequence[str] | None = None,
     method_options: dict[str, dict] | None = None,
     pareto: bool = False,
+    run_memory: int | str | None = "auto",
+    run_time: float | str | None = "auto",
 ) -> Comparison:
     """Run every method on every instance; fill in gaps to the exact optimum of each objective.
 
     ``store``: a directory of finished runs; runs found there are reused, new
-    ones are saved as they finish.  ``executor``: ``"local"`` (a process pool
-    of ``workers``) or ``"dask"`` (``scheduler`` address, or a local cluster).
-    ``objectives`` default to :func:`default_objectives` (weighted welfare, plus
-    each objective whose exact reference method is listed).  The exact
-    reference methods of the objectives are added to the runs when not listed
-    (their rows are marked ``"reference_only"``).  ``method_options`` maps a
-    method name to its options (``{"mtf": {"tokens": 7}}``).
+    ones are saved as they finish, and concurrent comparisons on one store
+    share the work (:mod:`laissez_opt.harness.store`).  ``executor``:
+    ``"local"`` (``workers`` supervised worker processes), ``"inline"`` (this
+    process: no isolation, no caps) or ``"dask"`` (``scheduler`` address, or a
+    local cluster).  Left at ``None`` it is ``"local"``, except that with one
+    worker a comparison of a method registered in this process that cannot be
+    sent to another (defined interactively, or not picklable) runs ``"inline"``,
+    with a warning.  ``objectives`` default to :func:`default_objectives`
+    (weighted welfare, plus each objective whose exact reference method is
+    listed).  The exact reference methods of the objectives are added to the
+    runs when not listed (their rows are marked ``"reference_only"``).
+    ``method_options`` maps a method name to its options (``{"mtf": {"tokens": 7}}``).
+
+    ``run_memory`` (bytes, or a size such as ``"2GiB"``) and ``run_time``
+    (seconds) cap each run; a run over a cap, or whose worker dies, becomes an
+    error row naming the cause, and the other runs go on.  ``"auto"``: 80% of
+    the physical memory divided by ``workers``, and twice ``time_limit`` plus
+    60 s (no time cap without a ``time_limit``); ``None``: no cap.
+
+    Every argument, method option and the solver are checked before any run
+    starts: bad input raises :class:`InputError` naming the argument or option.
     """
+    plan = _plan(instances, methods, solver=solver, time_limit=time_limit, fractional=fractional,
+                 workers=workers, executor=executor, scheduler=scheduler, objectives=objectives,
+                 method_options=method_options, pareto=pareto, run_memory=run_memory, run_time=run_time)
+    if progress is not None and not isinstance(progress, bool):
+        raise InputError(f"must be true, false or None, got {progress!r}", path="progress")
+    run_store = RunStore(store) if store is not None else None
+    if run_store is not None:
+        run_store.sweep()  # what killed comparisons left behind, whichever runs they were
+    rows: dict[str, dict] = {}
+    warned: set = set()
+    unique = list({task["key"]: task for task in plan.tasks}.values())
+    if run_store is None:
+        pending, feed = unique, None
+    else:
+        pending = []
+        for task in unique:
+            row = _lookup(run_store, task, warned)
+            if row is not None:
+                rows[task["key"]] = row
+            else:
+                pending.append(task)
+    reused_before = len(rows)
+    show = sys.stderr.isatty() if progress is None else progress
+    bar = None
+    try:
+        if show and pending:
+            from rich.progress import Progress
+
+            bar = Progress(transient=True)
+            bar.start()
+            job = bar.add_task("comparing", total=len(pending))
+            advance = lambda: bar.advance(job)  # noqa: E731
+        else:
+            advance = lambda: None  # noqa: E731
+        feed = _StoreFeed(run_store, pending, rows, advance, warned) if run_store is not None else ListFeed(pending)
+        try:
+            stream = _executor_stream(plan, feed)
+            for task, outcome in stream:
+                row = _row_from(task, outcome)
+                rows[task["key"]] = row
+                if run_store is not None:
+                    _save(run_store, task, row)
+                    feed.done(task)
+                advance()
+        finally:
+            if run_store is not None:
+                feed.release_all()
+    finally:
+        if bar is not None:
+            bar.stop()
+    computed = len(rows) - reused_before - (feed.reused if run_store is not None else 0)
+    ordered = []
+    for task in plan.tasks:
+        row = dict(rows[task["key"]])
+        row["source"] = task["source"]
+        row["options"] = task["options"]
+        row["reference_only"] = task["method"] not in plan.methods
+        ordered.append(row)
+    _fill_gaps(ordered, plan.objectives)
+    reused = len(rows) - computed
+    return Comparison(ordered, plan.methods, plan.objectives, computed=computed, reused=reused,
+                      meta={"limits": {"run_memory": plan.limits.memory, "run_time": plan.limits.time}})
+
+
+@dataclass
+class _Plan:
+    tasks: list[dict]
+    methods: list[str]
+    objectives: list[str]
+    executor: str
+    workers: int
+    scheduler: str | None
+    limits: Limits
+
+
+def _positive_number(value, path: str, *, allow_none: bool = True) -> float | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise InputError(f"must be a number > 0{' or None' if allow_none else ''}, got {value!r}", path=path)
+    return float(value)
+
+
+def _plan(instances, methods, *, solver, time_limit, fractional, workers, executor, scheduler, objectives,
+          method_options, pareto, run_memory, run_time) -> _Plan:
+    """Check every argument and option, load the instances and lay out the runs; nothing runs yet."""
+    chosen = executor
+    executor = "local" if executor is None else executor
     if executor not in EXECUTORS:
         raise InputError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}", path="--executor")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InputError(f"must be an integer >= 1, got {workers!r}", path="--workers")
+    if scheduler is not None and (executor != "dask" or not isinstance(scheduler, str) or not scheduler.strip()):
+        raise InputError("a scheduler address goes with --executor dask only" if executor != "dask"
+                         else f"must be a scheduler address, got {scheduler!r}", path="--scheduler")
+    time_limit = _positive_number(time_limit, "--time-limit")
+    for value, path in ((fractional, "--fractional"), (pareto, "--pareto")):
+        if not isinstance(value, bool):
+            raise InputError(f"must be true or false, got {value!r}", path=path)
+    if not isinstance(solver, str):
+        raise InputError(f"must be a solver name, got {solver!r}", path="--solver")
+    limits = Limits(memory=parse_run_memory(run_memory, workers), time=parse_run_time(run_time, time_limit))
+    if isinstance(instances, (str, os.PathLike, Instance)):
+        instances = [instances]
     if not instances:
         raise InputError("no instances given", path="INSTANCE")
+    if isinstance(methods, str):
+        methods = [m.strip() for m in methods.split(",") if m.strip()]
     methods = list(dict.fromkeys(methods))
     if not methods:
         raise InputError("no methods given", path="--methods")
     for name in methods:
-        get_method(name)
+        if not isinstance(name, str):
+            raise InputError(f"method names are strings, got {name!r}", path="--methods")
+        try:
+            get_method(name)
+        except InputError as err:
+            err.path = "--methods"
+            raise
     objectives = list(objectives) if objectives else default_objectives(methods)
     for name in objectives:
         if name not in OBJECTIVES:
-            raise InputError(f"unknown objective {name!r}; known: {', '.join(OBJECTIVES)}", path="--objectives")
+            raise InputError(f"unknown objective {name!r}{suggest(name, OBJECTIVES)}; known: {', '.join(OBJECTIVES)}",
+                             path="--objectives")
     run_methods = methods + [OBJECTIVES[o].reference for o in objectives if OBJECTIVES[o].reference not in methods]
     run_methods = list(dict.fromkeys(run_methods))
-    method_options = method_options or {}
-    shipped = {name: _shipped(name, workers, executor) for name in run_methods}
+    user_options = _user_options(method_options, run_methods)
+    per_method = {name: _checked_options(name, methods, objectives, user_options.get(name, {}), solver=solver,
+                                         time_limit=time_limit, fractional=fractional)
+                  for name in run_methods}
+    import hashlib
+
+    stays = {name: problem for name in run_methods if (problem := _travel_problem(name))}
+    if chosen is None and workers == 1 and stays:
+        name, problem = next(iter(stays.items()))
+        warnings.warn(f"method {name!r} cannot be sent to a worker process ({problem}); the comparison runs in "
+                      "this process, without the run memory and time caps", stacklevel=4)
+        executor = "inline"
+    shipped = {name: _shipped(name, executor) for name in run_methods}
     tasks = []
     for item in instances:
+        if not isinstance(item, (Instance, str, os.PathLike)):
+            raise InputError(f"expected an Instance or the path of an instance file, got {type(item).__name__}",
+                             path="INSTANCE")
         inst = item if isinstance(item, Instance) else load_instance(item)
         text = dumps_instance(inst)
-        import hashlib
-
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        source = inst.source or inst.name
+        source = str(inst.source or inst.name)
+        fields = _instance_fields(inst, digest)
         for name in run_methods:
-            options = {"solver": solver, "time_limit": time_limit, "fractional": fractional and get_method(name).fractional}
-            for objective in objectives:
-                if OBJECTIVES[objective].reference == name and name not in methods:
-                    options.update(OBJECTIVES[objective].reference_options)
-            options.update(method_options.get(name, {}))
+            options = per_method[name]
             keyed = {**options, "objectives": objectives, "pareto": pareto}
             fingerprint = _fingerprint(name)
             if fingerprint is not None:
                 keyed["definition"] = fingerprint
-            tasks.append({"instance": text, "hash": digest, "source": str(source), "method": name, "options": options,
-                          "objectives": objectives, "pareto": pareto, "method_spec": shipped.get(name),
-                          "key": run_key(digest, name, keyed)})
-    run_store = RunStore(store) if store is not None else None
-    rows: dict[str, dict] = {}
-    pending = []
-    for task in tasks:
-        cached = run_store.get(task["key"]) if run_store is not None else None
-        if cached is not None:
-            rows[task["key"]] = cached
+            task = {"instance": text, "hash": digest, "source": source, "instance_name": inst.name,
+                    "fields": fields, "method": name, "options": options, "objectives": objectives,
+                    "pareto": pareto, "run_memory": limits.memory, "method_spec": shipped.get(name)}
+            if pareto:
+                task.update(pareto_solver=solver, pareto_time_limit=time_limit)
+                keyed.update(pareto_solver=solver, pareto_time_limit=time_limit)
+            task["key"] = run_key(digest, name, keyed)
+            tasks.append(task)
+    return _Plan(tasks, methods, objectives, executor, workers, scheduler, limits)
+
+
+def _user_options(method_options, run_methods: list[str]) -> dict[str, dict]:
+    """``method_options`` checked for shape: a mapping of methods of this comparison to mappings."""
+    if method_options is None:
+        return {}
+    if not isinstance(method_options, dict):
+        raise InputError(f"must map method names to options, got {type(method_options).__name__}", path="--param")
+    for name, options in method_options.items():
+        if name not in run_methods:
+            raise InputError(f"options given for {name!r}, which is not in this comparison; "
+                             f"methods: {', '.join(run_methods)}", path=f"--param {name}")
+        if not isinstance(options, dict):
+            raise InputError(f"options of {name!r} must be a mapping, got {type(options).__name__}", path=f"--param {name}")
+    return method_options
+
+
+#: The command line's names of the comparison-wide arguments that become method options.
+_FLAGS = {"solver": "--solver", "time_limit": "--time-limit", "fractional": "--fractional"}
+
+
+def _checked_options(name: str, methods: list[str], objectives: list[str], user: dict, *, solver, time_limit,
+                     fractional) -> dict:
+    """The options a run of ``name`` gets, checked exactly as :func:`laissez_opt.solve` will check them.
+
+    Exact methods get the comparison's solver, time limit and fractional mode and
+    one solver thread (workers run side by side); a reference method not asked for
+    gets its objective's reference options; ``user`` options override all of them.
+    """
+    from ..api import solve_options
+
+    spec = get_method(name)
+    given = {}
+    if spec.kind == "exact":
+        given = {"solver": solver, "time_limit": time_limit, "fractional": fractional and spec.fractional, "threads": 1}
+    for objective in objectives:
+        if OBJECTIVES[objective].reference == name and name not in methods:
+            given.update(OBJECTIVES[objective].reference_options)
+    given.update(user)
+    try:
+        _, options, _ = solve_options(name, **given)
+    except SolverUnavailableError as err:
+        where = f"--param {name}.solver" if "solver" in user else "--solver"
+        raise InputError(err.problem, path=where) from None
+    except InputError as err:
+        option = err.path[len("option "):] if (err.path or "").startswith("option ") else err.path
+        if option in user:
+            err.path = f"--param {name}.{option}"
+        elif option in _FLAGS:
+            err.path = _FLAGS[option]
         else:
-            pending.append(task)
-    reused = len(tasks) - len(pending)
-    if executor == "dask":
-        stream = run_dask(_run_task, pending, workers=workers, scheduler=scheduler)
-    else:
-        stream = run_local_pool(_run_task, pending, workers=workers)
-    show = sys.stderr.isatty() if progress is None else progress
-    if show and pending:
-        from rich.progress import Progress
-
-        with Progress(transient=True) as bar:
-            job = bar.add_task("comparing", total=len(pending))
-            for task, row in stream:
-                _record(task, row, rows, run_store)
-                bar.advance(job)
-    else:
-        for task, row in stream:
-            _record(task, row, rows, run_store)
-    ordered = [rows[t["key"]] for t in tasks]
-    for row, task in zip(ordered, tasks):
-        row["reference_only"] = task["method"] not in methods
-    _fill_gaps(ordered, objectives)
-    return Comparison(ordered, methods, objectives, computed=len(pending), reused=reused)
+            err.path = f"--param {name}" + (f".{option}" if option else "")
+        raise err from None
+    return options
 
 
-def _record(task: dict, row: dict, rows: dict, run_store: RunStore | None) -> None:
-    row["options"] = task["options"]
-    rows[task["key"]] = row
-    if run_store is not None:
-        run_store.put(task["key"], row)
+def _executor_stream(plan: _Plan, feed):
+    if plan.executor == "dask":
+        return run_dask(_run_task, feed, workers=plan.workers, scheduler=plan.scheduler, limits=plan.limits)
+    if plan.executor == "inline":
+        return run_inline(_run_task, feed, limits=plan.limits)
+    return run_local_pool(_run_task, feed, workers=plan.workers, limits=plan.limits)
+
+
+def _row_from(task: dict, outcome) -> dict:
+    """The row of one run: the worker's row, or an error row for a run that could not finish."""
+    if isinstance(outcome, Failure):
+        row = dict(task["fields"])
+        row.update(method=task["method"], kind=get_method(task["method"]).kind, status="error",
+                   error_kind=outcome.kind, message=outcome.message, runtime_s=None)
+        if outcome.peak_rss_mib is not None:
+            row["peak_rss_mib"] = outcome.peak_rss_mib
+        return row
+    return outcome
+
+
+def _lookup(run_store: RunStore, task: dict, warned: set) -> dict | None:
+    """The stored row of ``task``, or ``None``; a damaged record is reported once (``warned``) and ignored."""
+    try:
+        return run_store.get(task["key"], method=task["method"], instance_hash=task["hash"],
+                             objectives=task["objectives"])
+    except DamagedRecord as damage:
+        path = run_store.directory / f"{task['key']}.json"
+        if path not in warned:
+            warned.add(path)
+            warnings.warn(RunStoreWarning(f"run store: {path}: damaged record ({damage}); the run is recomputed"),
+                          stacklevel=3)
+        return None
+
+
+def _save(run_store: RunStore, task: dict, row: dict) -> None:
+    """Store ``row`` if it is an outcome another run would reproduce; never an error row."""
+    if row.get("status") not in RESULT_STATUSES:
+        return
+    stored = {k: v for k, v in row.items() if k not in _NOT_STORED}
+    try:
+        run_store.put(task["key"], stored)
+    except (OSError, DamagedRecord) as exc:
+        # The comparison's own result stands; only the cache entry is lost.
+        what = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        warnings.warn(RunStoreWarning(f"run store: {run_store.directory / (task['key'] + '.json')}: "
+                                      f"cannot store the run ({what}); it will be recomputed next time"),
+                      stacklevel=3)
+
+
+#: Row fields that belong to this comparison only (paths on this machine, our own options view).
+_NOT_STORED = ("source", "traceback", "options", "reference_only")
+
+
+class _StoreFeed:
+    """Hands out runs this comparison has claimed in the store; collects runs others finished.
+
+    A run held by another live comparison is deferred, then polled: when its
+    record appears it is reused, and when its claim is dropped without a
+    record (the other comparison failed or was killed) it is claimed here.
+    """
+
+    _POLL = 0.25
+
+    def __init__(self, run_store: RunStore, tasks: list[dict], rows: dict, on_reused: Callable[[], None], warned: set):
+        self.store = run_store
+        self.warned = warned
+        self.queue = deque(tasks)
+        self.deferred: list[dict] = []
+        self.rows = rows
+        self.on_reused = on_reused
+        self.claims = {}
+        self.reused = 0
+        self.last_poll = 0.0
+
+    def __len__(self) -> int:
+        return len(self.queue) + len(self.deferred)
+
+    def take(self):
+        """The next run to compute, :data:`WAIT` while others hold the rest, ``None`` when done."""
+        while self.queue:
+            task = self.queue.popleft()
+            if self._claim(task):
+                return task
+            if task["key"] not in self.rows:
+                self.deferred.append(task)
+        if not self.deferred:
+            return None
+        now = time.monotonic()
+        if now - self.last_poll < self._POLL:
+            return WAIT
+        self.last_poll = now
+        for task in list(self.deferred):
+            claimed = self._claim(task)
+            if claimed or task["key"] in self.rows:
+                self.deferred.remove(task)
+            if claimed:
+                return task
+        return WAIT if self.deferred else None
+
+    def _claim(self, task: dict) -> bool:
+        claim = self.store.try_claim(task["key"])
+        row = _lookup(self.store, task, self.warned)  # finished meanwhile, by us earlier or by another comparison
+        if row is not None:
+            if claim is not None:
+                self.store.release(claim)
+            self.rows[task["key"]] = row
+            self.reused += 1
+            self.on_reused()
+            return False
+        if claim is None:
+            return False
+        self.claims[task["key"]] = claim
+        return True
+
+    def done(self, task: dict) -> None:
+        """The run's outcome is recorded (or not to be kept): drop its claim."""
+        claim = self.claims.pop(task["key"], None)
+        if claim is not None:
+            self.store.release(claim)
+
+    def release_all(self) -> None:
+        """Drop every claim still held (the comparison stops early)."""
+        for key in list(self.claims):
+            self.store.release(self.claims.pop(key))
+
+
+def parse_run_memory(value, workers: int = 1) -> int | None:
+    """A per-run memory cap in bytes from ``"auto"``, ``None``/``"none"``, bytes, or a size such as ``"512MiB"``.
+
+    Sizes read as :func:`laissez_opt.limits.parse_memory` reads them (``G`` and
+    ``GiB`` are 2^30, ``GB`` 10^9).  ``"auto"`` is 80% of the physical memory
+    divided by ``workers``.
+    """
+    if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
+        return None
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        try:
+            physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            return None
+        return int(0.8 * physical / max(1, workers))
+    try:
+        size = parse_memory(value, path="--run-memory")
+    except InputError:
+        raise InputError(f"expected 'auto', 'none' or a size such as 8G, 512MiB or 2.5GB, got {value!r}",
+                         path="--run-memory") from None
+    if size < 2**20:
+        raise InputError(f"must be at least 1 MiB, got {value!r}", path="--run-memory")
+    return int(size)
+
+
+def parse_run_time(value, time_limit: float | None = None) -> float | None:
+    """A per-run wall-clock cap in seconds from ``"auto"``, ``None``/``"none"`` or a number of seconds.
+
+    ``"auto"`` is ``2 * time_limit + 60`` with a time limit, no cap without one.
+    """
+    if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
+        return None
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return 2 * time_limit + 60 if time_limit else None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise InputError(f"expected seconds, 'auto' or 'none', got {value!r}", path="--run-time") from None
+    return _positive_number(value, "--run-time", allow_none=False)

@@ -12,6 +12,13 @@
   :func:`check_options`, :func:`make_result`: windows ``a_i..D_i``, caps ``d_i``,
   a user-given agent order, option checking and the :class:`~laissez_opt.result.Result`
   every baseline returns (status ``feasible``, objective ``sum_i w_i U_i``).
+* :func:`read_state`: the ``state`` option of the heuristics that carry something
+  from round to round (a turn, stride passes, token budgets, a partition).  Such a
+  heuristic reports where it stopped as ``details["state"]`` (JSON values, agents
+  named by id) and accepts that dictionary back as ``state`` to continue from there:
+  running rounds ``0..R-1`` in one call or one round per call, each passing on the
+  previous call's state, gives the same allocations.  The multi-round simulator
+  (:mod:`laissez_opt.simulate`) relies on it.
 
 Example
 -------
@@ -53,6 +60,8 @@ __all__ = [
     "make_result",
     "PICKING",
     "partition_picks",
+    "read_state",
+    "agent_of",
 ]
 
 #: Stand-in for an unbounded demand ``d_i``.
@@ -96,6 +105,47 @@ def heuristic_size(instance: Instance, options: dict | None = None, *, per_unit_
         steps=rounds * (handed + instance.n_agents + instance.n_edges),
         note=note or f"{handed:.3g} devices handed out per round over {instance.rounds} rounds",
     )
+
+
+def agent_of(instance: Instance, agent_id, path: str) -> int:
+    """Index of agent ``agent_id``; :class:`InputError` at ``path`` when unknown."""
+    index = instance.agent_index.get(agent_id) if isinstance(agent_id, str) else None
+    if index is None:
+        raise InputError(f"unknown agent id {agent_id!r}", path=path)
+    return index
+
+
+def state_option(fields: str) -> Option:
+    """The declared ``state`` option of a heuristic that carries ``fields`` from one run to the next.
+
+    A simulation hands each round's run the ``details["state"]`` of the previous one, so
+    budgets, turns and tickets continue across rounds instead of restarting.
+
+    >>> state_option("turn").describe_type()
+    "details['state'] of an earlier run | null"
+    """
+    return Option("state", "any", None, f"continue an earlier run from its details['state'] ({fields})",
+                  nullable=True, types=(dict,), accepts="details['state'] of an earlier run")
+
+
+def read_state(state, method: str, fields: Sequence[str]) -> dict | None:
+    """Check the ``state`` option of ``method``: ``None``, or a dict with exactly ``fields``.
+
+    Returns the dict (``None`` when no state is given); the caller checks the values.
+
+    >>> read_state({"turn": "A"}, "round_robin", ["turn"])
+    {'turn': 'A'}
+    >>> read_state({"turn": "A", "x": 1}, "round_robin", ["turn"])
+    Traceback (most recent call last):
+    ...
+    laissez_opt.errors.InputError: state: round_robin state has fields turn, got turn, x
+    """
+    if state is None:
+        return None
+    if not isinstance(state, dict) or sorted(state) != sorted(fields):
+        got = ", ".join(sorted(state)) if isinstance(state, dict) else type(state).__name__
+        raise InputError(f"{method} state has fields {', '.join(fields)}, got {got}", path="state")
+    return state
 
 
 def present_agents(instance: Instance, r: int) -> list[int]:

@@ -54,6 +54,7 @@ from ..method_spec import Method, Option
 from ..result import Result
 from ._baseline_common import (
     Picker,
+    agent_of,
     agent_order,
     apportion_in_order,
     ORDER_OPTION,
@@ -63,6 +64,8 @@ from ._baseline_common import (
     make_result,
     partition_picks,
     present_agents,
+    read_state,
+    state_option,
 )
 from .mtf import integer_weights
 
@@ -75,12 +78,15 @@ def solve_dynamic_partition(
     picking: str = "serial",
     work_conserving: bool = True,
     order=None,
+    state: dict | None = None,
 ) -> Result:
     """Re-partition the devices every round (``M_0``); ``objective = sum_i w_i U_i``.
 
     ``picking``: ``"serial"`` (default) or ``"draft"``; ``work_conserving``: hand out
     devices left over by unfilled quotas (default ``True``); ``order``: agent ids in
-    picking order (default instance order), rotated every round as described above.
+    picking order (default instance order), rotated every round as described above;
+    ``state``: ``{"turn": agent id}`` from an earlier run's ``details["state"]``, the agent
+    the first round's order starts from (continues a run round by round).
 
     >>> import laissez_opt as lo
     >>> inst = lo.Instance([lo.Pool("g", count=2)], [lo.Agent(a) for a in "ABC"],
@@ -95,7 +101,9 @@ def solve_dynamic_partition(
     sequence = agent_order(instance, order)
     position = {i: k for k, i in enumerate(sequence)}
     amounts = np.zeros((instance.n_edges, rounds))
-    turn, log = 0, []
+    resume = read_state(state, "dynamic_partition", ("turn",))
+    turn = 0 if resume is None else position[agent_of(instance, resume["turn"], "state.turn")]
+    log = []
     for r in range(rounds):
         check_deadline(f"in round {r} of {instance.rounds}")
         present = set(present_agents(instance, r))
@@ -118,7 +126,8 @@ def solve_dynamic_partition(
         if members:
             after = extra[-1] if extra else members[0]
             turn = (position[after] + 1) % n
-    details = {"agents": [a.id for a in instance.agents], "rounds": log}
+    details = {"agents": [a.id for a in instance.agents], "rounds": log,
+               "state": {"turn": instance.agents[sequence[turn]].id}}
     params = {"picking": picking, "work_conserving": work_conserving,
               "order": None if order is None else [instance.agents[i].id for i in sequence]}
     return make_result(instance, "dynamic_partition", amounts, started, params=params, details=details)
@@ -137,6 +146,7 @@ METHOD = Method(
                choices=PICKING),
         Option("work_conserving", "bool", True, "hand out the devices that unfilled quotas leave over"),
         ORDER_OPTION,
+        state_option("the agent whose turn it is"),
     ),
     estimate=heuristic_size,
 )

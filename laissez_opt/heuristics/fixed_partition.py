@@ -59,10 +59,13 @@ from ._baseline_common import (
     apportion_in_order,
     ORDER_OPTION,
     PICKING,
+    agent_of,
     heuristic_size,
     demand_caps,
     make_result,
     partition_picks,
+    read_state,
+    state_option,
 )
 from .mtf import integer_weights
 
@@ -91,6 +94,50 @@ def partition_scores(instance: Instance, basis: str) -> np.ndarray:
     return (total > 0).astype(np.float64)
 
 
+def _owned(instance: Instance, owned) -> np.ndarray:
+    """Devices per edge of a ``state["owned"]`` partition, checked against the pools' counts."""
+    if not isinstance(owned, dict):
+        raise InputError("state.owned must map agent ids to {pool id: devices}", path="state.owned")
+    edge_of = {(e.agent, e.pool): k for k, e in enumerate(instance.edges)}
+    out = np.zeros(instance.n_edges)
+    for agent_id, pools in owned.items():
+        agent_of(instance, agent_id, "state.owned")
+        if not isinstance(pools, dict):
+            raise InputError("expected {pool id: devices}", path=f"state.owned.{agent_id}")
+        for pool_id, k in pools.items():
+            where = f"state.owned.{agent_id}.{pool_id}"
+            if (agent_id, pool_id) not in edge_of:
+                raise InputError(f"agent {agent_id!r} has no edge to pool {pool_id!r}", path=where)
+            if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+                raise InputError(f"devices must be an integer >= 0, got {k!r}", path=where)
+            out[edge_of[(agent_id, pool_id)]] = k
+    held = np.bincount(instance.edge_pool, weights=out, minlength=instance.n_pools)
+    over = np.nonzero(held > instance.counts)[0]
+    if over.size:
+        c = int(over[0])
+        raise InputError(f"the partition holds {int(held[c])} devices of pool {instance.pools[c].id!r}, "
+                         f"which has {int(instance.counts[c])}", path="state.owned")
+    return out
+
+
+def _within_demand(instance: Instance, amounts: np.ndarray, caps) -> np.ndarray:
+    """Each agent's ``d_i`` best owned devices per round (``u`` descending, ties by pool order)."""
+    held = np.bincount(instance.edge_agent, weights=amounts.max(axis=1), minlength=instance.n_agents)
+    over = [i for i in np.nonzero(held > np.asarray(caps, dtype=float))[0].tolist()]
+    if not over:
+        return amounts
+    out = amounts.copy()
+    for i in over:
+        edges = np.nonzero((instance.edge_agent == i) & (amounts.max(axis=1) > 0))[0]
+        for r in range(instance.rounds):
+            order = edges[np.lexsort((instance.edge_pool[edges], -instance.edge_utility[edges, r]))]
+            left = caps[i]
+            for e in order.tolist():
+                out[e, r] = min(amounts[e, r], left)
+                left -= out[e, r]
+    return out
+
+
 def solve_fixed_partition(
     instance: Instance,
     *,
@@ -98,12 +145,18 @@ def solve_fixed_partition(
     picking: str = "serial",
     work_conserving: bool = True,
     order=None,
+    state: dict | None = None,
 ) -> Result:
     """Draw one weight-proportional partition and keep it for all rounds (``M_1``).
 
     ``basis``: ``"first"`` (default), ``"total"`` or ``"index"``; ``picking``:
     ``"serial"`` (default) or ``"draft"``; ``work_conserving`` (default ``True``);
-    ``order``: agent ids in picking order (default instance order).
+    ``order``: agent ids in picking order (default instance order);
+    ``state``: ``{"owned": {agent id: {pool id: devices}}}``, an earlier run's
+    ``details["state"]``: keep that partition instead of drawing one (continues a run
+    round by round).  Where an agent owns more devices than its demand ``d_i`` it uses
+    its ``d_i`` best ones of each round (``u_{i,c,r}`` descending, ties to the pool
+    listed first) and the rest stay idle.
     ``objective = sum_i w_i U_i``.
 
     >>> import laissez_opt as lo
@@ -115,13 +168,17 @@ def solve_fixed_partition(
     started = time.perf_counter()
     caps = demand_caps(instance)
     members = agent_order(instance, order)
-    scores = partition_scores(instance, basis)
-    picker = Picker(instance, scores)
-    quotas = apportion_in_order(picker.usable, integer_weights(instance.weights.tolist()), members)
-    picks, filled = partition_picks(picker, members, quotas, caps, picking=picking, work_conserving=work_conserving)
-    owned = np.zeros(instance.n_edges)
-    for _, e in picks:
-        owned[e] += 1.0
+    resume = read_state(state, "fixed_partition", ("owned",))
+    if resume is None:
+        scores = partition_scores(instance, basis)
+        picker = Picker(instance, scores)
+        quotas = apportion_in_order(picker.usable, integer_weights(instance.weights.tolist()), members)
+        picks, filled = partition_picks(picker, members, quotas, caps, picking=picking, work_conserving=work_conserving)
+        owned = np.zeros(instance.n_edges)
+        for _, e in picks:
+            owned[e] += 1.0
+    else:
+        owned, quotas, filled = _owned(instance, resume["owned"]), None, 0
     rounds = instance.rounds
     r = np.arange(rounds)
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
@@ -129,15 +186,18 @@ def solve_fixed_partition(
     agent = instance.edge_agent
     window = (r[None, :] >= arrival[agent][:, None]) & (r[None, :] <= deadline[agent][:, None])
     amounts = owned[:, None] * window
+    if resume is not None:
+        amounts = _within_demand(instance, amounts, caps)
     held: dict[str, dict[str, int]] = {}
     for e in np.nonzero(owned)[0].tolist():
         edge = instance.edges[e]
         held.setdefault(edge.agent, {})[edge.pool] = int(owned[e])
     details = {
         "owned": {a.id: held[a.id] for a in instance.agents if a.id in held},
-        "quotas": {instance.agents[i].id: quotas[i] for i in members},
+        "quotas": None if quotas is None else {instance.agents[i].id: quotas[i] for i in members},
         "filled": filled,
     }
+    details["state"] = {"owned": details["owned"]}
     params = {"basis": basis, "picking": picking, "work_conserving": work_conserving,
               "order": None if order is None else [instance.agents[i].id for i in members]}
     return make_result(instance, "fixed_partition", amounts, started, params=params, details=details)
@@ -158,6 +218,7 @@ METHOD = Method(
                choices=PICKING),
         Option("work_conserving", "bool", True, "hand out the devices that unfilled quotas leave over"),
         ORDER_OPTION,
+        state_option("the partition the agents own"),
     ),
     estimate=heuristic_size,
 )

@@ -13,10 +13,13 @@ Quanta and state
     pool with a free device (``u_{i,c,r}`` descending, ties to the pool listed
     first; zero-utility pools never) and its pass grows by its stride.  An agent
     at its demand ``d_i`` or without a wanted free device leaves the round without
-    advancing.  Passes persist across rounds.  An agent that becomes present (its
-    arrival, or its first round) starts at ``max(its pass, the smallest pass among
-    the agents present in the previous round)``, so it does not monopolise the
-    devices to catch up (the global-pass rule of stride scheduling).
+    advancing.  Passes persist across rounds.  An agent that starts competing (it
+    becomes present, at its arrival or in its first round, with a demand ``d_i > 0``)
+    starts at ``max(its pass, the smallest pass among the agents that competed in
+    the previous round)``, so it does not monopolise the devices to catch up (the
+    global-pass rule of stride scheduling).  Option ``state`` (``{"passes": {agent
+    id: pass}, "previous": [agent ids]}``, an earlier run's ``details["state"]``)
+    continues from the passes and competitors where that run stopped.
     Strides are exact integers: weights are scaled to integers ``t_i`` with the same
     ratios and the stride is ``L / t_i``, ``L = lcm(t)``, so ties are exact.
 
@@ -69,7 +72,16 @@ from ..instance import Instance
 from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ..result import Result
-from ._baseline_common import Picker, demand_caps, heuristic_size, make_result, present_agents
+from ._baseline_common import (
+    Picker,
+    agent_of,
+    demand_caps,
+    heuristic_size,
+    make_result,
+    present_agents,
+    read_state,
+    state_option,
+)
 from .mtf import integer_weights
 
 __all__ = ["solve_gandiva_fair", "trade_round"]
@@ -166,7 +178,25 @@ def trade_round(hold: list[dict[int, int]], util: list[dict[int, float]], caps: 
     return trades
 
 
-def solve_gandiva_fair(instance: Instance, *, trading: bool = False) -> Result:
+def _resumed(instance: Instance, state: dict | None) -> tuple[list[int], list[int]]:
+    """Passes (by agent index) and the previous round's competitors of a ``state`` option."""
+    if state is None:
+        return [0] * instance.n_agents, []
+    passes = state["passes"]
+    if not isinstance(passes, dict) or sorted(passes) != sorted(instance.agent_index):
+        raise InputError("state.passes must give every agent id its pass", path="state.passes")
+    out = [0] * instance.n_agents
+    for agent_id, value in passes.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InputError(f"a pass is an integer >= 0, got {value!r}", path=f"state.passes.{agent_id}")
+        out[instance.agent_index[agent_id]] = value
+    if not isinstance(state["previous"], list):
+        raise InputError("state.previous must be a list of agent ids", path="state.previous")
+    previous = sorted(agent_of(instance, a, "state.previous") for a in state["previous"])
+    return out, previous
+
+
+def solve_gandiva_fair(instance: Instance, *, trading: bool = False, state: dict | None = None) -> Result:
     """Stride scheduling of device quanta (tickets = weights), optionally with trading.
 
     ``objective = sum_i w_i U_i``; ``details``: the final passes, the trades per round.
@@ -189,14 +219,13 @@ def solve_gandiva_fair(instance: Instance, *, trading: bool = False) -> Result:
     ints = integer_weights(instance.weights.tolist())
     big = lcm(*ints) if ints else 1
     stride = [big // t for t in ints]
-    passes = [0] * n
+    passes, previous = _resumed(instance, read_state(state, "gandiva_fair", ("passes", "previous")))
     amounts = np.zeros((instance.n_edges, rounds))
     edge_of = {(int(i), int(c)): e for e, (i, c) in enumerate(zip(instance.edge_agent, instance.edge_pool))}
-    previous: list[int] = []
     trades_log = []
     for r in range(rounds):
         check_deadline(f"in round {r} of {instance.rounds}")
-        members = present_agents(instance, r)
+        members = [i for i in present_agents(instance, r) if caps[i] > 0]
         if previous:
             floor = min(passes[i] for i in previous)
             before = set(previous)
@@ -204,7 +233,7 @@ def solve_gandiva_fair(instance: Instance, *, trading: bool = False) -> Result:
                 if i not in before and passes[i] < floor:
                     passes[i] = floor
         picker = Picker(instance, instance.edge_utility[:, r])
-        heap = [(passes[i], i) for i in members if caps[i] > 0]
+        heap = [(passes[i], i) for i in members]
         heapq.heapify(heap)
         held = [0] * n
         picks = []
@@ -244,7 +273,9 @@ def solve_gandiva_fair(instance: Instance, *, trading: bool = False) -> Result:
             if trading:
                 trades_log.append([])
         previous = members
-    details = {"agents": [a.id for a in instance.agents], "strides": stride, "final_pass": passes}
+    details = {"agents": [a.id for a in instance.agents], "strides": stride, "final_pass": passes,
+               "state": {"passes": {a.id: p for a, p in zip(instance.agents, passes)},
+                         "previous": [instance.agents[i].id for i in previous]}}
     if trading:
         details["trades"] = trades_log
     return make_result(instance, "gandiva_fair", amounts, started, params={"trading": trading}, details=details)
@@ -258,6 +289,9 @@ METHOD = Method(
     fractional=False,
     summary="Gandiva_fair stride scheduling of device quanta across rounds; option trading=True adds speedup-based trades.",
     run=solve_gandiva_fair,
-    options=(Option("trading", "bool", False, "add Gandiva_fair's speedup-based trades of devices between agents"),),
+    options=(
+        Option("trading", "bool", False, "add Gandiva_fair's speedup-based trades of devices between agents"),
+        state_option("each agent's stride pass and the previous round's competitors"),
+    ),
     estimate=heuristic_size,
 )

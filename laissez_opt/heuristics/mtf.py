@@ -94,8 +94,8 @@ from ..instance import Instance
 from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ..result import Result, allocation_records, edge_utilities
-from ._baseline_common import heuristic_size
-from .thresholds import GRID, make_policy
+from ._baseline_common import agent_of, heuristic_size, read_state, state_option
+from .thresholds import GRID, ThresholdPolicy, make_policy
 
 __all__ = [
     "Preferences",
@@ -602,6 +602,7 @@ def solve_mtf(
     lr_actor: float | None = None,
     lr_critic: float | None = None,
     hidden: int | None = None,
+    state: dict | None = None,
 ) -> Result:
     """Run Most-Token-First over all rounds of ``instance``; ``objective = sum_i w_i U_i``.
 
@@ -612,13 +613,19 @@ def solve_mtf(
     ``lr_critic``, ``hidden`` are passed through); ``seed`` seeds the learners;
     ``episodes`` repeats the whole horizon with the learners carrying over (the result
     is the last episode's); ``normalize``: ``agent``, ``round`` or ``none``.
+    ``state``: continue an earlier run, ``{"budgets": {agent id: B_i}, "turn": agent id}``
+    as reported in its ``details["state"]`` (the budgets ``B_i^r`` and the round-robin turn
+    carry over; a threshold learner carries over when the same policy object is passed as
+    ``threshold``).
 
     >>> import laissez_opt as lo
     >>> inst = lo.Instance([lo.Pool("g", count=3)], [lo.Agent("A"), lo.Agent("B", weight=2)],
     ...                    [lo.Edge("A", "g", 1.0), lo.Edge("B", "g", 1.0)])
     >>> res = solve_mtf(inst)
-    >>> res.utilities, res.details["initial_budgets"]
-    ({'A': 1.0, 'B': 2.0}, [1, 2])
+    >>> res.utilities, res.details["initial_budgets"], res.details["state"]
+    ({'A': 1.0, 'B': 2.0}, [1, 2], {'budgets': {'A': 1, 'B': 2}, 'turn': 'A'})
+    >>> solve_mtf(inst, state={"budgets": {"A": 5, "B": 0}, "turn": "B"}).details["initial_budgets"]
+    [5, 0]
     """
     t0 = time.perf_counter()
     given = dict(eta=eta, reward=reward, counterfactual=counterfactual, gamma=gamma, lr_actor=lr_actor,
@@ -627,6 +634,11 @@ def solve_mtf(
     episodes = _int_option(episodes, "episodes", minimum=1)
     seed = _int_option(seed, "seed")
     setup = _Setup(instance, tokens, normalize)
+    turn0 = 0
+    resume = read_state(state, "mtf", ("budgets", "turn"))
+    if resume is not None:
+        setup.budgets0, turn0 = _resumed(instance, resume)
+        setup.total = sum(setup.budgets0)
     n, rounds, total, budgets0 = instance.n_agents, instance.rounds, setup.total, setup.budgets0
     tokens = setup.tokens
     policy = make_policy(threshold, instance, seed=seed, **policy_opts)
@@ -634,7 +646,7 @@ def solve_mtf(
 
     welfare_by_episode = []
     for episode in range(episodes):
-        budgets, turn = list(budgets0), 0
+        budgets, turn = list(budgets0), turn0
         amounts = np.zeros((instance.n_edges, rounds))
         log = []
         policy.start_episode()
@@ -666,6 +678,7 @@ def solve_mtf(
         "final_budgets": budgets,
         "final_turn": instance.agents[turn].id,
         "rounds": log,
+        "state": {"budgets": {a.id: int(b) for a, b in zip(instance.agents, budgets)}, "turn": instance.agents[turn].id},
     }
     params = {"tokens": tokens, "threshold": policy.describe()["name"], "seed": seed, "episodes": episodes, "normalize": normalize}
     return Result(
@@ -683,6 +696,17 @@ def solve_mtf(
         details=details,
         amounts=amounts,
     )
+
+
+def _resumed(instance: Instance, state: dict) -> tuple[list[int], int]:
+    """Budgets (by agent index) and turn of a ``state`` option (see :func:`solve_mtf`)."""
+    budgets = state["budgets"]
+    if not isinstance(budgets, dict) or sorted(budgets) != sorted(instance.agent_index):
+        raise InputError("state.budgets must give every agent id its budget", path="state.budgets")
+    out = [0] * instance.n_agents
+    for agent_id, value in budgets.items():
+        out[instance.agent_index[agent_id]] = _int_option(value, f"state.budgets.{agent_id}")
+    return out, agent_of(instance, state["turn"], "state.turn")
 
 
 def search_fixed_thresholds(
@@ -795,8 +819,8 @@ METHOD = Method(
                maximum=2**53, nullable=True),
         Option("threshold", "any", "fixed:0", "threshold policy: fixed:<tau>, a number, hedge, actor_critic, "
                "{agent id: tau or [tau per round]} or an n x R table",
-               accepts="fixed:<tau> | <tau> | hedge | actor_critic | {agent: tau} | table",
-               types=(str, int, float, dict, list, tuple, np.ndarray)),
+               accepts="fixed:<tau> | <tau> | hedge | actor_critic | {agent: tau} | table | ThresholdPolicy",
+               types=(str, int, float, dict, list, tuple, np.ndarray, ThresholdPolicy)),
         Option("seed", "int", 0, "seed of the threshold learners", minimum=0, maximum=2**63 - 1),
         Option("episodes", "int", 1, "repeat the horizon with the learners carrying over", minimum=1, maximum=10**6),
         Option("normalize", "choice", "agent", "utilities thresholds compare to: u / max over the agent's edges "
@@ -811,6 +835,7 @@ METHOD = Method(
         Option("lr_critic", "float", None, "critic learning rate (default 0.1)", above=0, nullable=True),
         Option("hidden", "int", None, "actor-critic hidden units (default 16)", minimum=1, maximum=4096,
                nullable=True),
+        state_option("budgets B_i and the round-robin turn"),
     ),
     estimate=heuristic_size,
 )

@@ -50,7 +50,17 @@ from ..instance import Instance
 from ..limits import check_deadline
 from ..method_spec import Method
 from ..result import Result
-from ._baseline_common import Picker, demand_caps, heuristic_size, make_result, present_agents, rotate
+from ._baseline_common import (
+    Picker,
+    agent_of,
+    demand_caps,
+    heuristic_size,
+    make_result,
+    present_agents,
+    read_state,
+    rotate,
+    state_option,
+)
 
 __all__ = ["solve_round_robin", "round_robin_round"]
 
@@ -77,8 +87,11 @@ def round_robin_round(picker: Picker, members: list[int], turn: int, caps: list[
     return picks, turn
 
 
-def solve_round_robin(instance: Instance) -> Result:
+def solve_round_robin(instance: Instance, *, state: dict | None = None) -> Result:
     """Run round-robin over all rounds; ``objective = sum_i w_i U_i`` (see the module docstring).
+
+    ``state``: ``{"turn": agent id}`` from an earlier run's ``details["state"]``: start
+    with that agent's turn instead of the first agent's (continues a run round by round).
 
     >>> import laissez_opt as lo
     >>> inst = lo.Instance([lo.Pool("g", count=3)], [lo.Agent("A", weight=5), lo.Agent("B", demand=1)],
@@ -90,7 +103,9 @@ def solve_round_robin(instance: Instance) -> Result:
     n, rounds = instance.n_agents, instance.rounds
     caps = demand_caps(instance)
     amounts = np.zeros((instance.n_edges, rounds))
-    turn, turn_start = 0, []
+    resume = read_state(state, "round_robin", ("turn",))
+    turn = 0 if resume is None else agent_of(instance, resume["turn"], "state.turn")
+    turn_start = []
     for r in range(rounds):
         check_deadline(f"in round {r} of {instance.rounds}")
         members = present_agents(instance, r)
@@ -100,7 +115,8 @@ def solve_round_robin(instance: Instance) -> Result:
         picks, turn = round_robin_round(picker, members, turn, caps, n)
         for _, e in picks:
             amounts[e, r] += 1.0
-    details = {"turn_start": turn_start, "final_turn": instance.agents[turn].id}
+    details = {"turn_start": turn_start, "final_turn": instance.agents[turn].id,
+               "state": {"turn": instance.agents[turn].id}}
     return make_result(instance, "round_robin", amounts, started, details=details)
 
 
@@ -112,5 +128,6 @@ METHOD = Method(
     fractional=False,
     summary="Agents take turns (persisting across rounds), each taking one device of its best remaining pool.",
     run=solve_round_robin,
+    options=(state_option("the agent whose turn it is"),),
     estimate=heuristic_size,
 )

@@ -120,7 +120,6 @@ def solve_highs(
     mip_gap: float = 1e-7,
     verbose: bool = False,
     relax_integrality: bool | None = None,
-    start: np.ndarray | None = None,
     duals: bool = False,
     highs_options: dict | None = None,
 ) -> Solution:
@@ -152,9 +151,9 @@ def solve_highs(
         # The default absolute gap (1e-6) would call a solution optimal that is 1e-6 short.
         h.setOptionValue("mip_abs_gap", 1e-9)
     _pass_model(h, model, integral)
-    if integral and start is not None:
-        # A MIP start: HiGHS checks it and, if feasible, begins from it as its incumbent.
-        h.setSolution(model.n_cols, np.arange(model.n_cols, dtype=np.int32), np.ascontiguousarray(start, np.float64))
+    # No MIP start is handed to HiGHS (``setSolution``): HiGHS 1.13.1 then returns a worse point
+    # labelled optimal on some MIPs (found by brute force on the migration model, in both senses).
+    # ``solve_model`` keeps a method's start and uses it when it beats what the solver returns.
     build_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     h.run()
@@ -193,7 +192,7 @@ def solve_highs(
             if np.max(np.abs(values - rounded), initial=0.0) > 1e-9:
                 return solve_highs(
                     model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose,
-                    relax_integrality=False, start=start, duals=duals, highs_options=highs_options,
+                    relax_integrality=False, duals=duals, highs_options=highs_options,
                 )
             values = rounded
             objective = model.objective_value(values)

@@ -38,6 +38,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ..limits import check_deadline
+
 __all__ = ["VariableBlock", "ConstraintBlock", "Transportation", "LinearModel"]
 
 INF = float("inf")
@@ -148,6 +150,7 @@ class LinearModel:
         labels: Sequence[str] | None = None,
     ) -> VariableBlock:
         """Declare ``size`` variables named ``name`` with bounds ``lower <= v <= upper``."""
+        check_deadline(f"while building {self.name!r} (variables {name!r})")
         if name in self.variables:
             raise ValueError(f"variable block {name!r} declared twice")
         block = VariableBlock(
@@ -182,6 +185,7 @@ class LinearModel:
         ``rows`` are local row indices (0-based within this block), ``cols`` global
         column indices (use :meth:`VariableBlock.columns`).
         """
+        check_deadline(f"while building {self.name!r} (constraints {name!r})")
         if name in self.constraints:
             raise ValueError(f"constraint block {name!r} declared twice")
         rows = np.asarray(rows, dtype=np.int64)

@@ -99,10 +99,11 @@ def solve_model(
     solving share one limit; when nothing is left, :class:`NoSolutionError`.
 
     ``start`` is a feasible column vector the method constructed (a heuristic
-    allocation), or a function computing one when needed: HiGHS starts its MIP
-    search from an array, and when a route stops without a solution of its own
-    (or with a worse one), the start is returned as the incumbent with status
-    ``time_limit`` and the best bound known.
+    allocation), or a function computing one when needed: when a route stops
+    without a solution of its own (or with a worse one), the start is returned
+    as the incumbent with status ``time_limit`` and the best bound known.  It is
+    not given to the solver as a MIP start: HiGHS 1.13.1 can return a worse
+    point labelled optimal after ``setSolution``.
 
     ``solver="auto"`` takes the route :func:`pick_route` chooses and records
     why in ``Solution.details["route_choice"]``.
@@ -129,10 +130,8 @@ def solve_model(
             backend = backend or picked
     if model.n_cols == 0:
         return _empty_solution(model, solver, via)
-    mip_start = start if isinstance(start, np.ndarray) else None
     try:
-        solution = _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, mip_start, duals,
-                          highs_options)
+        solution = _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, duals, highs_options)
     except NoSolutionError as exc:
         if start is None:
             raise
@@ -164,7 +163,7 @@ def _start_solution(model: LinearModel, start: np.ndarray, solver: str, via: str
                     f"{via}-{solver} (heuristic start)", 0.0, 0.0, "no solution", reason)
 
 
-def _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, start, duals=False,
+def _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, duals=False,
            highs_options=None) -> Solution:
     if via == "pyomo":
         from .pyomo_route import solve_pyomo
@@ -177,7 +176,7 @@ def _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, s
         from .highs_route import solve_highs
 
         return solve_highs(model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose,
-                           start=start, duals=duals, highs_options=highs_options)
+                           duals=duals, highs_options=highs_options)
     if solver == "ortools":
         from .ortools_route import solve_ortools
 
