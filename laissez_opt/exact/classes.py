@@ -224,11 +224,12 @@ class AgentClasses:
         small_ids = [a.id for a in small.agents]
         for key in (*same, *shared):
             if isinstance(details.get(key), dict):
-                per_class = np.array([details[key][a] for a in small_ids], dtype=object)[self.label]
-                divide = key in shared
-                size = self.size[self.label]
-                details[key] = {ids[i]: (float(v) / float(size[i]) if divide else v)
-                                for i, v in enumerate(per_class.tolist())}
+                per_class = [details[key][a] for a in small_ids]
+                if key in shared:
+                    values = (np.asarray(per_class, dtype=np.float64)[self.label] / self.size[self.label]).tolist()
+                else:
+                    values = np.asarray(per_class, dtype=object)[self.label].tolist()
+                details[key] = dict(zip(ids, values))
         if members:
             index = {a: g for g, a in enumerate(small_ids)}
             by_class = np.argsort(self.label, kind="stable")
