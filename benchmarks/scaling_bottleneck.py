@@ -68,7 +68,10 @@ def main(argv=None) -> int:
     parser.add_argument("--milp-max", type=int, default=64)
     parser.add_argument("--milp-limit", type=float, default=60.0)
     parser.add_argument("--out", default=str(HERE / "results"))
+    parser.add_argument("--quick", action="store_true", help="16 and 1,000 jobs, one run, MILP limit 20 s")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes, args.repeat, args.milp_limit = "16:caps,1000:caps", 1, 20.0
     lo.solve(make(8, True), "maxmin")  # imports, not measured
     rows, ok = [], True
     for part in filter(None, (p.strip() for p in args.sizes.split(","))):

@@ -126,7 +126,10 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--off-max", type=int, default=8192)
     parser.add_argument("--out", default=str(HERE / "results"))
+    parser.add_argument("--quick", action="store_true", help="1,024 jobs only (both pool sizes), one run")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes, args.repeat = "1024,1024:caps", 1
     sizes = []
     for part in filter(None, (p.strip() for p in args.sizes.split(","))):
         jobs, _, kind = part.partition(":")

@@ -127,7 +127,10 @@ def main(argv=None) -> int:
     parser.add_argument("--long", type=float, default=120.0,
                         help="a case whose first repetition takes longer than this (s) is not repeated")
     parser.add_argument("--out", default=str(HERE / "results"))
+    parser.add_argument("--quick", action="store_true", help="vcg at 200 agents only, one run")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.vcg, args.no_assignment, args.repeat = "200", True, 1
     _, _, warm = vcg_case(50)  # imports and first calls of every solver, not measured
     for run in warm.values():
         run()
