@@ -33,6 +33,10 @@ def pick_route(model: LinearModel, *, duals: bool = False) -> tuple[str, str | N
     * Otherwise HiGHS; a transportation LP whose costs do not scale exactly
       runs with presolve off (:data:`TRANSPORTATION_HIGHS_OPTIONS`).
 
+    The flow solver has no time limit of its own: it runs to its (proven)
+    optimum, which on the measured cases took a fraction of HiGHS's time
+    (``docs/benchmarks.md``, "Scale").
+
     >>> import numpy as np
     >>> from laissez_opt.modeling import LinearModel
     >>> m = LinearModel("toy", sense="max")
