@@ -77,3 +77,16 @@ def test_scales_to_thousands_of_jobs():
         agent["demand"] = 1
     result = lo.solve(instance_from_dict(data, "unit gavel"), "maxmin")
     assert result.status == "optimal" and result.verified and result.objective > 0
+
+
+def test_a_time_limit_returns_a_verified_incumbent_with_an_honest_bound():
+    """Random utilities give thousands of distinct values (one stage per few of them): stopped early,
+    the last stage's allocation comes back as ``time_limit``, never ``optimal``, with bound >= objective."""
+    inst = lo.generate("neocloud", 300, 30, seed=0)
+    result = lo.solve(inst, "maxmin", time_limit=0.05)
+    assert result.verified
+    if result.details["bottleneck"]["complete"]:
+        assert result.status == "optimal"
+    else:
+        assert result.status == "time_limit" and result.bound >= result.objective
+        assert "settled" in result.message

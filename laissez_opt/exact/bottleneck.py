@@ -62,6 +62,7 @@ import numpy as np
 
 from ..errors import SolverError
 from ..instance import Instance
+from ..limits import remaining
 
 __all__ = ["unit_demand_structure", "lexicographic_unit_matching"]
 
@@ -90,13 +91,22 @@ def _potentials(n_nodes: int, tail: np.ndarray, head: np.ndarray, cost: np.ndarr
 
 
 def lexicographic_unit_matching(instance: Instance, value: np.ndarray,
-                                usable: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+                                usable: np.ndarray | None = None,
+                                time_limit: float | None = None) -> tuple[np.ndarray, dict]:
     """The leximin placement of unit-demand agents: each agent's pool index (``-1``: left out).
 
     ``value[e]`` is the value of edge ``e`` (``a_{i,c}``); edges with ``value <= 0`` or
     ``usable[e]`` false carry no arc.  Agents without an arc take no part (they get
     0 in every allocation).  Returns the placement and statistics (``stages``,
-    ``levels``, ``solver_s``, ``potentials_s``, ``agents`` taking part).
+    ``levels``, ``solver_s``, ``potentials_s``, ``agents`` taking part, ``complete``
+    and ``settled``: the values up to which the count vector is proven minimal).
+
+    The number of stages grows with the number of distinct values (a few dozen
+    on ``gavel``; up to one per edge with random utilities).  When ``time_limit``
+    (or the open :func:`laissez_opt.limits.deadline`) runs out between stages,
+    the last stage's flow is returned with ``complete`` false: a feasible
+    allocation whose counts are lexicographically minimal for the values below
+    ``settled``.
     """
     from ortools.graph.python import min_cost_flow
 
@@ -133,7 +143,13 @@ def lexicographic_unit_matching(instance: Instance, value: np.ndarray,
              "levels_per_stage": per_stage}
     flow_all = np.zeros(n_arcs, dtype=np.int64)
     next_level = 0
+    stats["complete"] = True
+    stats["settled"] = 0.0
     while N:
+        left = remaining(time_limit)
+        if stats["stages"] and left is not None and left <= 0:
+            stats["complete"] = False
+            break
         free = fixed < 0
         present = np.unique(level[free & (level >= next_level)])
         if present.size == 0:
@@ -162,6 +178,7 @@ def lexicographic_unit_matching(instance: Instance, value: np.ndarray,
         flow_all = np.where(free, 0, fixed)
         flow_all[idx] = flow
         next_level = int(chosen[-1]) + 1
+        stats["settled"] = float(levels[int(chosen[-1]) - 1]) if chosen[-1] >= 1 else 0.0
         if not (free & (level >= next_level)).any():
             break
         # Optimal potentials: shortest distances in the residual network.

@@ -222,7 +222,7 @@ def solve_maxmin(
                          path="option bottleneck")
     if not fractional and bottleneck == "auto" and unit_demand_structure(instance):
         return _unit_leximin(instance, normalizer, {"time_limit": time_limit, "fractional": False, "via": via,
-                                                   "normalizer": normalizer})
+                                                   "normalizer": normalizer}, time_limit)
     if fractional:
         run = lambda small, classes: solve_maxmin(  # noqa: E731
             small, fractional=True, normalizer=normalizer, solver=solver, via=via, time_limit=time_limit,
@@ -261,8 +261,14 @@ class _EdgeAmounts:
         return solution.values.reshape(self.instance.n_edges, 1)
 
 
-def _unit_leximin(instance: Instance, normalizer: str, params: dict) -> Result:
-    """Integral leximin with one round and unit demands by lexicographic min-cost flows (exact)."""
+def _unit_leximin(instance: Instance, normalizer: str, params: dict, time_limit: float | None = None) -> Result:
+    """Integral leximin with one round and unit demands by lexicographic min-cost flows (exact).
+
+    Stopped by the time limit between stages, the last stage's allocation is returned
+    with status ``time_limit``: its smallest value is proven optimal (bound = objective)
+    when the stages settled every value up to it, else the bound is the smallest
+    standalone maximum ``min_i max_c a_{i,c}``.
+    """
     t0 = time.perf_counter()
     E = normalizers(instance, normalizer)
     agent = instance.edge_agent
@@ -270,7 +276,7 @@ def _unit_leximin(instance: Instance, normalizer: str, params: dict) -> Result:
     coef = np.where(scale > 0, instance.edge_utility[:, 0] / np.where(scale > 0, scale, 1.0), 0.0)
     arrival = np.fromiter((a.arrival for a in instance.agents), dtype=np.int64, count=instance.n_agents)
     usable = (arrival[agent] <= 0) & (instance.last_rounds[agent] >= 0)
-    placed, stats = lexicographic_unit_matching(instance, coef, usable)
+    placed, stats = lexicographic_unit_matching(instance, coef, usable, time_limit)
     amounts = (placed[agent] == instance.edge_pool).astype(np.float64)
     values = np.bincount(agent, weights=coef * amounts, minlength=instance.n_agents)
     taking = np.zeros(instance.n_agents, dtype=bool)
@@ -279,8 +285,19 @@ def _unit_leximin(instance: Instance, normalizer: str, params: dict) -> Result:
     objective = float(values[taking].min()) if taking.any() else 0.0
     total = time.perf_counter() - t0
     route = f"ortools-min-cost-flow (lexicographic bottleneck b-matching, {stats['stages']} stages)"
-    solution = Solution("optimal", amounts, objective, objective, 0.0, "ortools", route,
-                        total - stats["solver_s"], stats["solver_s"], "OPTIMAL")
+    if stats["complete"]:
+        solution = Solution("optimal", amounts, objective, objective, 0.0, "ortools", route,
+                            total - stats["solver_s"], stats["solver_s"], "OPTIMAL")
+    else:
+        ok = (coef > 0) & usable & demand_ok[agent]
+        vmax = np.zeros(instance.n_agents)
+        np.maximum.at(vmax, agent[ok], coef[ok])
+        proven = objective <= stats["settled"] or (objective == 0.0 and stats["stages"] > 0)
+        bound = objective if proven else float(vmax[taking].min())
+        message = (f"time limit after {stats['stages']} stages: the leximin counts are settled for the values "
+                   f"up to {stats['settled']:g}" + ("; the smallest value is proven" if proven else ""))
+        solution = Solution("time_limit", amounts, objective, bound, relative_gap(objective, bound), "ortools",
+                            route, total - stats["solver_s"], stats["solver_s"], "time limit", message)
     ids = [a.id for a in instance.agents]
     details = {
         "normalizer": normalizer,
