@@ -2,7 +2,7 @@
 
 Instances: ``--instances`` seeded ``neocloud`` instances of ``--agents`` agents and
 ``max(4, agents // 10)`` pools, written to a temporary directory; methods
-``--methods`` (default welfare, greedy, maxmin).  For 1 and 2 workers the
+``--methods`` (default welfare, greedy, mtf).  For 1 and 2 workers the
 script times ``lo.compare`` on the files (fresh, no run store), medians of
 ``--repeat`` alternating runs, and reports the parallel efficiency
 ``T_1 / (2 T_2)``.  It also times, in this process, one parse of an instance
@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--instances", type=int, default=8)
     parser.add_argument("--agents", type=int, default=2000)
-    parser.add_argument("--methods", default="welfare,greedy,maxmin")
+    parser.add_argument("--methods", default="welfare,greedy,mtf")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", default=str(HERE / "results"))
     parser.add_argument("--quick", action="store_true", help="2 instances of 200 agents, one run")
