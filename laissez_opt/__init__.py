@@ -37,6 +37,7 @@ from .instance import Agent, Edge, Instance, Pool
 from .harness import compare
 from .simulate import simulate
 from .io import dumps_instance, instance_from_dict, instance_to_dict, save_instance
+from .io.importers import import_data
 from .method_spec import Option
 from .methods import METHODS, register_method, unregister_method
 from .result import Result
@@ -75,6 +76,7 @@ __all__ = [
     "instance_from_dict",
     "instance_to_dict",
     "save_instance",
+    "import_data",
     "InfeasibleError",
     "InputError",
     "LaissezOptError",

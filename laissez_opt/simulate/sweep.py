@@ -32,7 +32,7 @@ import warnings
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import InputError, LaissezOptError
+from ..errors import InputError, LaissezOptError, RunsFailedError
 from ..harness import RunStore, run_key
 from ..harness.store import DamagedRecord, RunStoreWarning
 from ..harness.executors import EXECUTORS, Failure, run_dask, run_inline, run_local_pool
@@ -281,7 +281,7 @@ def simulate(config=None, *, preset: str | None = None, policies: Sequence[str] 
         what = "the hindsight bound" if task["kind"] == "hindsight" else f"policy {task['policy'].name}"
         finished = "; the finished runs are in the store, and a rerun computes only the missing ones" \
             if run_store is not None else ""
-        raise LaissezOptError(f"{len(failures)} of {len(pending)} runs failed, first {what} on seed {task['seed']}: "
+        raise RunsFailedError(f"{len(failures)} of {len(pending)} runs failed, first {what} on seed {task['seed']}: "
                               f"{failure.message}{finished}")
     records, bounds = [], {}
     for task in tasks:
