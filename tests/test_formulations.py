@@ -46,6 +46,9 @@ BUILDERS: dict[str, Callable[[Instance], tuple]] = {
     "maxmin.md": lambda inst: __import__("laissez_opt.exact.maxmin", fromlist=["build_maxmin"]).build_maxmin(inst, fractional=True),
     "drf.md": lambda inst: __import__("laissez_opt.exact.drf", fromlist=["build_drf"]).build_drf(inst, fractional=True),
     "migration.md": lambda inst: __import__("laissez_opt.exact.migration", fromlist=["build_migration"]).build_migration(inst),
+    "compression.md": lambda inst: build_welfare(
+        __import__("laissez_opt.exact.classes", fromlist=["agent_classes"]).agent_classes(inst)
+        .class_instance(inst, weight="member")),
     "fair_welfare.md": lambda inst: __import__("laissez_opt.exact.fair_welfare", fromlist=["build_fair_welfare"])
     .build_fair_welfare(inst, sharing=1.0, envy=0.0, floor=0.5),
     "min_backlog.md": lambda inst: __import__("laissez_opt.simulate.min_backlog", fromlist=["build_min_backlog"]).build_min_backlog(inst),
