@@ -7,7 +7,9 @@
 1.5
 """
 
+import sys as _sys
 from importlib import import_module as _import_module
+from types import ModuleType as _ModuleType
 
 # Names are imported on first use (PEP 562), so that ``import laissez_opt`` and
 # ``laissez-opt --help`` do not load the solvers, numba and every method module.
@@ -39,6 +41,18 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted(set(globals()) | set(_WHERE))
+
+
+class _Package(_ModuleType):
+    """``lo.generate`` and ``lo.simulate`` stay the functions once their subpackages of the same names load."""
+
+    def __setattr__(self, name, value):
+        if isinstance(value, _ModuleType) and name in _WHERE:
+            return  # the import system binding the subpackage: the function of that name wins, as it always did
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
 
 
 __version__ = "0.1.0"

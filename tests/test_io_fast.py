@@ -18,7 +18,7 @@ import laissez_opt as lo
 from laissez_opt.errors import InputError
 from laissez_opt.generate import FAMILIES, generate
 from laissez_opt.io import instance_from_dict, instance_to_dict, load_instance, parse_json, save_instance
-from laissez_opt.io.columns import instance_fast, loads_fast
+from laissez_opt.io.columns import instance_fast, keys_repeated, loads_fast
 from laissez_opt.io.instance_file import _name, _pools
 from tests.test_adversarial import BASE, CORPUS
 
@@ -164,3 +164,28 @@ def test_the_corpus_base_goes_the_fast_way_without_arrivals_and_task():
         del base["agents"][0][key]
     data = loads_fast(json.dumps(base))
     _same(instance_fast(data, "b.json", _name(data, "b.json"), _pools), _slow(base, "b.json"))
+
+
+@pytest.mark.parametrize("text, repeated", [
+    ('{"format": "laissez-opt/instance", "version": 1, "pools": [{"id": "P:1"}], "agents": [{"id": "a:b"}], '
+     '"edges": [{"agent": "a:b", "pool": "P:1", "utility": 1}]}', False),
+    ('{"format": "laissez-opt/instance", "version": 1, "pools": [{"id": "P"}], "agents": [{"id": "a"}], '
+     '"edges": [{"agent": "a", "pool": "P", "utility": 1, "utility": 2}]}', True),
+    ('{"format": "laissez-opt/instance", "version": 1, "description": "x\\u003a", "pools": [{"id": "P"}], '
+     '"agents": [{"id": "a", "weight": 1, "weight": 2}], "edges": []}', True),
+    ('{"format": "laissez-opt/instance", "version": 1, "description": "x\\u003a", "pools": [{"id": "P"}], '
+     '"agents": [{"id": "a", "weight": 1}], "edges": []}', False),
+    ('{"format": "laissez-opt/instance", "version": 1, "pools": [{"id": "P", "resources": {"c:1": 1, "c:1": 2}}], '
+     '"agents": [{"id": "a"}], "edges": []}', True),
+])
+def test_repeated_keys_are_counted_on_accepted_data(text, repeated, tmp_path):
+    data = loads_fast(text, keys_checked=False)
+    assert instance_fast(data, "x.json", "x", _pools) is not None
+    assert keys_repeated(text, data) is repeated
+    path = tmp_path / "x.json"
+    path.write_text(text)
+    if repeated:
+        with pytest.raises(InputError, match="duplicate key"):
+            load_instance(path)
+    else:
+        load_instance(path)

@@ -45,12 +45,15 @@ _EDGE_FIELDS = frozenset(("agent", "pool", "utility", "bid", "cost"))
 _EDGE_REQUIRED = frozenset(("agent", "pool", "utility"))
 
 
-def loads_fast(text: str) -> Any:
+def loads_fast(text: str, *, keys_checked: bool = True) -> Any:
     """``text`` parsed by ``orjson`` when it passes every strict rule; None when it may not (or orjson is missing).
+
+    With ``keys_checked=False`` the repeated-key test is left to the caller
+    (:func:`keys_repeated`, cheaper once the data's shape is known).
 
     >>> loads_fast('{"a": [1, 2.5, "x:y"]}')
     {'a': [1, 2.5, 'x:y']}
-    >>> loads_fast('{"a": 1, "a": 2}') is None, loads_fast('[NaN]') is None, loads_fast('["\\\\ud800"]') is None
+    >>> loads_fast('{"a": 1, "a": 2}') is None, loads_fast('[NaN]') is None, loads_fast('["\\ud800"]') is None
     (True, True, True)
     """
     try:
@@ -61,12 +64,48 @@ def loads_fast(text: str) -> Any:
         data = orjson.loads(text)
     except (orjson.JSONDecodeError, RecursionError, ValueError, TypeError):
         return None
-    colons = text.count(":")
-    if "\\u" in text:  # an escaped colon is one colon in the data: count the escapes too (more is only a doubt)
-        colons += text.count("\\u003a") + text.count("\\u003A")
-    if orjson.dumps(data).count(b":") != colons:
+    if keys_checked and orjson.dumps(data).count(b":") != _colons(text):
         return None
     return data
+
+
+def _colons(text: str) -> int:
+    """Colons in ``text``, an escaped one counted too: every key of the data has one, and a dropped duplicate its own."""
+    colons = text.count(":")
+    if "\\u" in text:  # an escaped colon is one colon in the data (counting more is only a doubt)
+        colons += text.count("\\u003a") + text.count("\\u003A")
+    return colons
+
+
+def keys_repeated(text: str, data: dict) -> bool:
+    """Whether the source ``text`` of instance data accepted by :func:`instance_fast` repeats a key somewhere.
+
+    Its only objects are then the top level, the pools with their
+    ``resources`` and the agents and edges (no ``task``): their entries are
+    counted directly, against the colons of the text.  Without a repeated key
+    the two agree; with one, the data has fewer entries than the text has keys
+    (colons inside strings appear in both, escaped or not, and dropped values
+    only lower the data's side: an unequal count is at worst a doubt).
+    """
+    entries = len(data) + sum(map(len, data["agents"])) + sum(map(len, data["edges"]))
+    for pool in data["pools"]:
+        entries += len(pool) + len(pool.get("resources") or ())
+    inside = sum(_in_strings(data))
+    return entries + inside != _colons(text)
+
+
+def _in_strings(data: dict):
+    """The colons inside the strings of accepted instance data (keys and text fields; ids rarely hold one)."""
+    yield data.get("name", "").count(":") + data.get("description", "").count(":")
+    for pool in data["pools"]:
+        yield sum(k.count(":") for k in pool) + sum(k.count(":") for k in (pool.get("resources") or ()))
+        yield pool["id"].count(":") + (pool.get("cluster") or "").count(":")
+    ids = "\n".join(agent["id"] for agent in data["agents"])
+    yield ids.count(":")
+    if ":" in ids:  # the edges name agents (and pools) by id
+        yield sum(edge["agent"].count(":") for edge in data["edges"])
+    if any(":" in pool["id"] for pool in data["pools"]):
+        yield sum(edge["pool"].count(":") for edge in data["edges"])
 
 
 #: An id with leading or trailing whitespace, in ids joined by newlines (no valid id holds one).

@@ -41,7 +41,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..instance import Agent, Edge, Instance, Pool
-from .columns import instance_fast, loads_fast
+from .columns import instance_fast, keys_repeated, loads_fast
 from .jsonfile import parse_json, read_text, write_atomic
 from .schema import validate
 
@@ -156,10 +156,10 @@ def load_instance(path: str | os.PathLike) -> Instance:
     """
     source = str(path)
     text = read_text(path)
-    data = loads_fast(text)
+    data = loads_fast(text, keys_checked=False)
     if isinstance(data, dict):
         inst = instance_fast(data, source, _name(data, source), _pools)
-        if inst is not None:
+        if inst is not None and not keys_repeated(text, data):
             return inst
     return instance_from_dict(parse_json(text, source), source)
 
