@@ -356,9 +356,7 @@ def _edge_columns(edges: list, every: frozenset, some: frozenset, rounds: int, a
         pool = np.fromiter(map(pool_index.__getitem__, pool_names), np.int64, n_edges)
     except (KeyError, TypeError):  # an unknown id, or not a string at all
         return None
-    # The ids named are the agents' and pools' own, checked already.
-    if set(map(type, agent_names)) | set(map(type, pool_names)) != {str} and n_edges:
-        return None
+    # Found in the indexes: the ids named are the agents' and pools' own strings, checked already.
     key = agent * m + pool
     if n_edges > 1 and not bool(np.all(key[1:] > key[:-1])) and np.unique(key).size != n_edges:
         return None
