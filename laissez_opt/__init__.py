@@ -27,6 +27,7 @@ _WHERE = {
     "Option": ".method_spec",
     **dict.fromkeys(("METHODS", "register_method", "unregister_method"), ".methods"),
     "Result": ".result",
+    "import_data": ".io.importers",
 }
 
 
@@ -89,6 +90,7 @@ __all__ = [
     "instance_from_dict",
     "instance_to_dict",
     "save_instance",
+    "import_data",
     "InfeasibleError",
     "InputError",
     "LaissezOptError",

@@ -16,6 +16,7 @@ __all__ = [
     "SolverUnavailableError",
     "VerificationError",
     "NotProvenError",
+    "RunsFailedError",
 ]
 
 
@@ -104,3 +105,16 @@ class NotProvenError(LaissezOptError):
     """A certificate did not prove the claim it was checked for (exit code 5); the message names the failing row."""
 
     exit_code = 5
+
+
+class RunsFailedError(LaissezOptError):
+    """A comparison finished and wrote its reports, but some of its runs failed (exit code 6).
+
+    The reports list each failed run with its reason; the command line exits 6 so
+    that scripts notice.
+
+    >>> str(RunsFailedError("1 of 4 runs failed"))
+    '1 of 4 runs failed'
+    """
+
+    exit_code = 6

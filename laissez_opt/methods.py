@@ -54,6 +54,7 @@ _MODULES = (
 )
 
 METHODS: dict[str, Method] = {}
+"""The registry: method name -> :class:`Method` (built-in, from plugins, or registered), e.g. ``"welfare" in METHODS``."""
 for _name in _MODULES:
     _spec = import_module(_name).METHOD
     METHODS[_spec.name] = _spec

@@ -239,3 +239,16 @@ def test_a_method_that_cannot_reach_a_worker_runs_here_by_default_and_is_refused
                 compare([inst], ["frugal_here"], **explicit)
     finally:
         lo.unregister_method("frugal_here")
+
+
+def test_cli_shows_each_failure_counts_them_and_exits_6(tmp_path):
+    data = json.loads((ROOT / "instances" / "hotos25-table1.json").read_text())
+    data["edges"][0].pop("cost")
+    path = tmp_path / "nocost.json"
+    path.write_text(json.dumps(data))
+    proc = subprocess.run(CLI + ["compare", str(path), "--methods", "min_cost,welfare", "--executor", "inline",
+                                 "--no-plots", "-o", str(tmp_path / "out")], capture_output=True, text=True)
+    assert proc.returncode == 6, proc.stderr
+    assert "$.edges[0].cost" in proc.stdout  # the reason, under the terminal table
+    assert "1 failed" in proc.stderr and "1 of 2 runs failed" in proc.stderr.splitlines()[-1]
+    assert "$.edges[0].cost" in (tmp_path / "out" / "results.md").read_text()

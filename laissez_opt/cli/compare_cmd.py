@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..errors import InputError
+from ..errors import InputError, RunsFailedError
 
 
 @click.command("compare")
@@ -69,6 +69,8 @@ def compare_command(instances, methods_, solver, time_limit, fractional, workers
     failed = sum(1 for row in table.rows if row.get("status") == "error")
     failures = f", {failed} failed (error rows, retried next time)" if failed else ""
     click.echo(f"{table.computed} runs computed, {table.reused} reused{failures}; wrote {', '.join(str(p) for p in written)}", err=True)
+    if failed:
+        raise RunsFailedError(f"{failed} of {len(table.rows)} runs failed; their reasons are listed under the table")
 
 
 def _check_output_dir(path, option: str) -> None:

@@ -283,3 +283,7 @@ cli.add_command(frontier_command)
 from .simulate_cmd import simulate_command  # noqa: E402
 
 cli.add_command(simulate_command)
+
+from .import_cmd import import_command  # noqa: E402
+
+cli.add_command(import_command)

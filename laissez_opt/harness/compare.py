@@ -582,7 +582,7 @@ def _checked_options(name: str, methods: list[str], objectives: list[str], user:
         _, options, _ = solve_options(name, **given)
     except SolverUnavailableError as err:
         where = f"--param {name}.solver" if "solver" in user else "--solver"
-        raise InputError(str(err), path=where) from None
+        raise InputError(err.problem, path=where) from None
     except InputError as err:
         option = err.path[len("option "):] if (err.path or "").startswith("option ") else err.path
         if option in user:

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..io.jsonfile import pid_alive
 
 __all__ = [
     "STORE_FORMAT", "RESULT_STATUSES", "RunStore", "Claim", "DamagedRecord", "RunStoreWarning",
@@ -388,12 +389,4 @@ class RunStore:
 
 
 def _alive(pid) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 and pid_alive(pid)

@@ -52,6 +52,9 @@ from .fcfs_static import SCHEDULE_OBJECTIVE, Simulation
 __all__ = ["solve_myopic"]
 
 STAY = 1e-7
+#: Cost rates above this (dollars per unit of work: a pool on which a job barely progresses) count
+#: as this much: the score stays a finite number, and such a pool still loses to any cheaper one.
+MAX_RATE = 1e12
 
 
 def _round_assignment(sim: Simulation, r: int) -> dict[int, int]:
@@ -68,7 +71,8 @@ def _round_assignment(sim: Simulation, r: int) -> dict[int, int]:
     u = inst.edge_utility[edge, r]
     sizes = np.array([sim.sizes[i] for i in job.tolist()], dtype=float)
     if sim.objective == "cost":
-        rate = inst.base_prices[pool] * inst.round_hours / u
+        with np.errstate(divide="ignore", over="ignore"):
+            rate = np.minimum(inst.base_prices[pool] * inst.round_hours / u, MAX_RATE)
         top = {}
         for i, value in zip(job.tolist(), rate.tolist()):
             top[i] = max(top.get(i, 0.0), value)

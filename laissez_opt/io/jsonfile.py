@@ -254,7 +254,8 @@ def _same_file(a: Path, b: Path) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host (one we may not signal counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -275,7 +276,7 @@ def _sweep_stale(directory: Path, name: str) -> None:
         if not (entry.name.startswith(prefix) and entry.name.endswith(".tmp")):
             continue
         pid_text = entry.name[len(prefix):-4].split(".", 1)[0]
-        if pid_text.isdigit() and not _pid_alive(int(pid_text)):
+        if pid_text.isdigit() and not pid_alive(int(pid_text)):
             _discard(Path(entry.path))
 
 

@@ -45,19 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # numba is a dependency; the fallback keeps the package importable without it.
-    import numba as _numba
-
-    HAVE_NUMBA = True
-
-    def _jit(fn):
-        return _numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
-
-except ImportError:  # pragma: no cover - exercised only without numba
-    HAVE_NUMBA = False
-
-    def _jit(fn):
-        return fn
+from ..jit import HAVE_NUMBA, jit as _jit
 
 
 __all__ = ["POOLED", "POWER_OF_TWO", "LEAST_LOADED", "RANDOM", "MODES", "dispatch", "HAVE_NUMBA", "SEED_RANGE"]

@@ -50,7 +50,7 @@ import numpy as np
 from ..errors import InputError
 from ..heuristics.thresholds import ThresholdPolicy, make_policy as make_threshold_policy
 from ..instance import Instance
-from ..methods import METHODS
+from ..methods import METHODS, register_method, registered_at_runtime
 from ..result import Result
 
 __all__ = [
@@ -249,9 +249,13 @@ class PolicyFactory:
     kind: str  # "method", "builtin", "class", "instance", "function"
     target: Any
     options: dict
+    #: A method registered with ``lo.register_method`` in the parent exists in no worker: it travels here.
+    method_spec: Any = field(default=None, compare=False, repr=False)
 
     def build(self, *, verify: bool = True) -> Policy:
         if self.kind == "method":
+            if self.method_spec is not None and self.target not in METHODS:
+                register_method(self.method_spec)
             return MethodPolicy(self.name, self.target, self.options, verify=verify)
         if self.kind in ("builtin", "class"):
             try:
@@ -339,7 +343,7 @@ def resolve(method: str, options: dict, *, name: str | None = None) -> PolicyFac
     if method in builtins:
         return PolicyFactory(label, "builtin", builtins[method], dict(options))
     if method in METHODS:
-        return PolicyFactory(label, "method", method, dict(options))
+        return PolicyFactory(label, "method", method, dict(options), registered_at_runtime(method))
     raise InputError(f"unknown policy {method!r}; known: {', '.join(policy_names())}", path="policies")
 
 

@@ -25,13 +25,14 @@ Example
 from __future__ import annotations
 
 import copy
+import json
 import os
 import sys
 import warnings
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import InputError, LaissezOptError
+from ..errors import InputError, LaissezOptError, RunsFailedError
 from ..harness import RunStore, run_key
 from ..harness.store import DamagedRecord, RunStoreWarning
 from ..harness.executors import EXECUTORS, Failure, run_dask, run_inline, run_local_pool
@@ -123,7 +124,11 @@ def _key_of(factory: PolicyFactory) -> dict:
     target = factory.target
     if not isinstance(target, str):
         target = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', type(target).__qualname__)}"
-    return {"kind": factory.kind, "target": target, "options": factory.options}
+    key = {"kind": factory.kind, "target": target, "options": factory.options}
+    fingerprint = getattr(getattr(factory.method_spec, "run", None), "fingerprint", None)
+    if fingerprint is not None:  # a declared method: a changed definition is never served from the store
+        key["definition"] = fingerprint
+    return key
 
 
 def _task_config(config: SimulationConfig) -> dict:
@@ -276,7 +281,7 @@ def simulate(config=None, *, preset: str | None = None, policies: Sequence[str] 
         what = "the hindsight bound" if task["kind"] == "hindsight" else f"policy {task['policy'].name}"
         finished = "; the finished runs are in the store, and a rerun computes only the missing ones" \
             if run_store is not None else ""
-        raise LaissezOptError(f"{len(failures)} of {len(pending)} runs failed, first {what} on seed {task['seed']}: "
+        raise RunsFailedError(f"{len(failures)} of {len(pending)} runs failed, first {what} on seed {task['seed']}: "
                               f"{failure.message}{finished}")
     records, bounds = [], {}
     for task in tasks:
@@ -297,6 +302,9 @@ def _record(task: dict, row, rows: dict, run_store: RunStore | None, failures: l
         _raise(row)
     # The pool notes each worker's peak memory; a run's record is the same whichever executor ran it.
     row = {k: v for k, v in row.items() if k != "peak_rss_mib"}
+    # A fresh row takes the form a stored one has (sorted keys, lists), so that a sweep resumed
+    # from the store writes the same bytes as one computed in a single go.
+    row = json.loads(json.dumps(row, sort_keys=True, allow_nan=True))
     rows[task["key"]] = row
     if run_store is not None:
         run_store.put(task["key"], row)
