@@ -119,6 +119,10 @@ MUTATIONS = [
     ("edges", 2, "utility", float("nan")), ("edges", 2, "bid", -1.0), ("edges", 2, "cost", 10**30),
     ("edges", 2, "agent", "nobody"), ("edges", 2, "pool", "nowhere"), ("edges", 2, "agent", 7),
     ("edges", 2, "utility", True), ("edges", 2, "utility", 10**20), ("edges", 2, "extra", 0),
+    ("agents", 1, "arrivals", [1.0, 2.0]), ("agents", 1, "arrivals", [-1.0]), ("agents", 1, "arrivals", [True]),
+    ("agents", 1, "arrivals", [float("nan")]), ("agents", 1, "task", {}), ("agents", 1, "task", {"cpu": 0}),
+    ("agents", 1, "task", None), ("agents", 1, "task", {" cpu": 1}), ("agents", 1, "task", {"cpu": -1}),
+    ("agents", 1, "task", [["cpu", 1]]), ("agents", 1, "arrivals", "1"),
 ]
 
 
@@ -155,11 +159,11 @@ def test_round_trip_through_the_fast_path(tmp_path):
     _same(load_instance(path), _slow(json.loads(path.read_text()), str(path)))
 
 
-def test_the_corpus_base_goes_the_fast_way_without_arrivals_and_task():
+def test_the_corpus_base_goes_the_fast_way_with_and_without_arrivals_and_task():
     base = json.loads(json.dumps(BASE))
     data = loads_fast(json.dumps(base))
     assert data == base
-    assert instance_fast(data, "b.json", _name(data, "b.json"), _pools) is None  # arrivals, task: the precise way
+    _same(instance_fast(data, "b.json", _name(data, "b.json"), _pools), _slow(base, "b.json"))
     for key in ("arrivals", "task"):
         del base["agents"][0][key]
     data = loads_fast(json.dumps(base))
@@ -188,4 +192,15 @@ def test_repeated_keys_are_counted_on_accepted_data(text, repeated, tmp_path):
         with pytest.raises(InputError, match="duplicate key"):
             load_instance(path)
     else:
+        load_instance(path)
+
+
+def test_repeated_task_keys_are_found(tmp_path):
+    text = ('{"format": "laissez-opt/instance", "version": 1, "pools": [{"id": "P"}], '
+            '"agents": [{"id": "a", "task": {"cpu": 1, "cpu": 2}}], "edges": []}')
+    data = loads_fast(text, keys_checked=False)
+    assert instance_fast(data, "x.json", "x", _pools) is not None and keys_repeated(text, data)
+    path = tmp_path / "x.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match="duplicate key"):
         load_instance(path)

@@ -17,8 +17,8 @@ precise path (strict parse, schema errors, record checks), so that every
 message about a bad file is the one that path gives; the fast path only
 ever accepts, never explains.
 
-The fast path covers the common shapes; agents with per-round ``arrivals``
-or a ``task`` vector go the precise way (correct, only slower).
+The few agents with per-round ``arrivals`` or a ``task`` vector are checked
+one by one: by the compiled schema and the records' own checks.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..instance import MAX_INTEGER, MAX_MAGNITUDE, Agent, Edge, Instance, _check_head
+from ..instance import MAX_INTEGER, MAX_MAGNITUDE, Agent, Edge, Instance, _check_head, _check_vector, _finite
 
 __all__ = ["loads_fast", "instance_fast", "ids_are_valid"]
 
@@ -40,7 +40,7 @@ _NONE = type(None)
 _MISSING = object()
 _TOP = frozenset(("format", "version", "name", "description", "rounds", "round_hours", "pools", "agents", "edges"))
 _AGENT_FIELDS = frozenset(("id", "weight", "demand", "work", "arrival", "deadline", "elapsed", "migration_cost",
-                           "budget", "required"))
+                           "budget", "required", "arrivals", "task"))
 _EDGE_FIELDS = frozenset(("agent", "pool", "utility", "bid", "cost"))
 _EDGE_REQUIRED = frozenset(("agent", "pool", "utility"))
 
@@ -81,7 +81,7 @@ def keys_repeated(text: str, data: dict) -> bool:
     """Whether the source ``text`` of instance data accepted by :func:`instance_fast` repeats a key somewhere.
 
     Its only objects are then the top level, the pools with their
-    ``resources`` and the agents and edges (no ``task``): their entries are
+    ``resources``, the agents with their ``task`` and the edges: their entries are
     counted directly, against the colons of the text.  Without a repeated key
     the two agree; with one, the data has fewer entries than the text has keys
     (colons inside strings appear in both, escaped or not, and dropped values
@@ -90,7 +90,9 @@ def keys_repeated(text: str, data: dict) -> bool:
     entries = len(data) + sum(map(len, data["agents"])) + sum(map(len, data["edges"]))
     for pool in data["pools"]:
         entries += len(pool) + len(pool.get("resources") or ())
-    inside = sum(_in_strings(data))
+    tasks = [agent["task"] for agent in data["agents"] if "task" in agent]
+    entries += sum(map(len, tasks))
+    inside = sum(_in_strings(data)) + sum(kind.count(":") for task in tasks for kind in task)
     return entries + inside != _colons(text)
 
 
@@ -276,6 +278,8 @@ def instance_fast(data: Any, source: str, name: str, pools_of) -> Instance | Non
     if columns is None:
         return None
     agent_ids, agent_cols, views = columns
+    if ("arrivals" in agent_fields[1] or "task" in agent_fields[1]) and not _rare_fields(agents, rounds, agent_cols):
+        return None
     pool_index = {pool.id: c for c, pool in enumerate(inst.pools)}
     edge_cols = _edge_columns(edges, *edge_fields, rounds, agent_ids, pool_index, len(inst.pools), views)
     if edge_cols is None:
@@ -285,6 +289,45 @@ def instance_fast(data: Any, source: str, name: str, pools_of) -> Instance | Non
     inst.edges = _build(Edge, ("agent", "pool", "utility", "bid", "cost"), edge_cols)
     inst.__dict__.update(views)
     return inst
+
+
+def _rare_fields(agents: list, rounds: int, agent_cols: list) -> bool:
+    """Check the agents with ``arrivals`` or ``task`` one by one and put their values in ``agent_cols``."""
+    from .schema import _fast_check
+
+    rare = [k for k, agent in enumerate(agents) if "arrivals" in agent or "task" in agent]
+    document = {"format": "laissez-opt/instance", "version": 1, "pools": [{"id": "-"}],
+                "agents": [agents[k] for k in rare], "edges": []}
+    try:
+        _fast_check("instance")(document)
+    except Exception:
+        return False
+    arrivals_column, task_column = list(agent_cols[9]), list(agent_cols[11])
+    try:
+        for k in rare:
+            arrivals, task = agents[k].get("arrivals"), agents[k].get("task")
+            if arrivals is not None:
+                if type(arrivals) is not list or len(arrivals) != rounds:
+                    return False
+                for value in arrivals:
+                    if type(value) not in (int, float):
+                        return False
+                    _finite(value, "$", minimum=0)
+                arrivals_column[k] = tuple(float(v) for v in arrivals)
+            if task is not None:
+                if type(task) is not dict:
+                    return False
+                vector = tuple((str(kind), float(value)) for kind, value in task.items())
+                _check_vector(vector, "$")
+                if not any(value > 0 for _, value in vector):
+                    return False
+                task_column[k] = vector
+            elif "task" in agents[k]:
+                return False  # null is not a task (the schema says an object)
+    except Exception:
+        return False
+    agent_cols[9], agent_cols[11] = arrivals_column, task_column
+    return True
 
 
 def _agent_columns(agents: list, every: frozenset, some: frozenset, rounds):
