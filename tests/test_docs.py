@@ -43,7 +43,8 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 cli_main = importlib.import_module("laissez_opt.cli.main")
 
 #: Pages whose snippets are executed.
-TESTED_PAGES = ("getting-started.md", "instance-format.md", "commands.md", "modelling.md", "proofs.md", "import.md")
+TESTED_PAGES = ("getting-started.md", "instance-format.md", "commands.md", "modelling.md", "proofs.md", "import.md",
+                "market.md")
 #: Pages whose relative links are checked (paths relative to the repository root).
 LINKED_PAGES = tuple(f"docs/{p}" for p in TESTED_PAGES + ("index.md",)) + ("models/README.md", "models/welfare.md")
 

@@ -74,4 +74,7 @@ def simulate_command(config, preset, list_presets, policies_, rounds, seeds, wor
     )
     written = result.write(out, plots=not no_plots)
     click.echo(result.markdown(), nl=False)  # Markdown reads well on a terminal and in a pipe
+    from ..simulate.market.report import market_text
+
+    click.echo(market_text(result), nl=False)  # empty unless a market ran: its price path and events
     click.echo(f"{result.computed} tasks computed, {result.reused} reused; wrote {len(written)} files to {out}", err=True)

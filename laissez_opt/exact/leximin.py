@@ -815,13 +815,16 @@ def packing_start(model: LinearModel, plan: LeximinPlan, base: np.ndarray | None
             j = int(order[pointer[i]])
             room = upper[j] - x[j]
             for r, a in col_rows[j]:
-                room = min(room, math.floor((slack[r] + 1e-9) / a))
+                fits = (slack[r] + 1e-9) / a  # inf for an unbounded row or a vanishing coefficient
+                if math.isfinite(fits):
+                    room = min(room, math.floor(fits))
             if room >= 1:
                 # Units enough to pass the next smallest value (at least one): whole batches keep
                 # the loop short when pools hold millions of devices.
                 step = float(plan.coef[j])
                 target = heap[0][0] if heap else math.inf
-                units = min(room, max(1.0, math.floor((target - value) / step) + 1)) if math.isfinite(target) else room
+                gap = (target - value) / step if math.isfinite(target) else math.inf
+                units = min(room, max(1.0, math.floor(gap) + 1)) if math.isfinite(gap) else room
                 x[j] += units
                 for r, a in col_rows[j]:
                     slack[r] -= a * units

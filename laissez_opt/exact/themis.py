@@ -286,6 +286,10 @@ def select_bidders(instance: Instance, order: np.ndarray, *, placement: bool = F
     return (kept, where) if placement else kept
 
 
+#: Largest a_i = t_i / T_id,i Themis accepts: rho - a_i keeps at least 4 significant digits below it.
+MAX_LAG = 1e12
+
+
 def themis_data(instance: Instance, *, fractional: bool = False, fairness_knob: float = 0.0) -> ThemisData:
     """``W_i``, ``t_i``, ``X^id_i``, ``T_id,i``, ``a_i``, ``X^max_i`` and the bidders.
 
@@ -310,6 +314,12 @@ def themis_data(instance: Instance, *, fractional: bool = False, fairness_knob: 
     with np.errstate(divide="ignore", invalid="ignore"):
         ideal_time = np.where(ideal > 0, work / np.where(ideal > 0, ideal, 1.0), np.inf)
         lag = np.where(active, elapsed / np.where(active, ideal_time, 1.0), 0.0)
+    if np.any(lag > MAX_LAG):
+        worst = int(np.argmax(lag))
+        raise InputError(
+            f"agent {instance.agents[worst].id!r} has waited {lag[worst]:.3g} times its ideal finish time; "
+            f"themis needs these ratios a_i = t_i / T_id,i below {MAX_LAG:g} (levels rho > a_i are told apart "
+            "in floating point only there)", source=instance.source, path=f"$.agents[{worst}].elapsed")
     idx = np.flatnonzero(active)
     order = idx[np.lexsort((idx, -lag[idx]))]
     count = 0

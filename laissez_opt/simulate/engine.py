@@ -402,4 +402,4 @@ def _events(r, base, queue, new_agents, new_seq, placement, decision, finished, 
     for k, extra in enumerate(decision.events or ()):
         out.append((float(extra.get("time", 0.0)), _KIND_ORDER["policy"], -1, k, dict(extra)))
     out.sort(key=lambda e: e[:4])
-    return [{"round": r, "time": r + t, **record} for t, _, _, _, record in out]
+    return [{"round": r, **record, "time": r + t} for t, _, _, _, record in out]

@@ -274,9 +274,11 @@ _USER: dict[str, tuple[str, Any]] = {}
 
 
 def _builtins() -> dict[str, type]:
+    from .market.policy import MarketPolicy
+    from .market.replay import OptimumPolicy, ReplayPolicy
     from .min_backlog import MinBacklogPolicy
 
-    return {"min_backlog": MinBacklogPolicy}
+    return {"min_backlog": MinBacklogPolicy, "market": MarketPolicy, "optimum": OptimumPolicy, "replay": ReplayPolicy}
 
 
 def policy_names() -> list[str]:

@@ -36,7 +36,7 @@ utility minus the backlog) under ``time_equal`` and ``min_backlog``, pooled serv
 Example
 -------
 >>> sorted(PRESETS)[:3]
-['thesis-r1', 'thesis-r5-1-2', 'thesis-r5-1-2-4']
+['hotos25-section5', 'thesis-r1', 'thesis-r5-1-2']
 >>> preset_dict("thesis-r5-equal")["workload"]["load"]
 0.6
 """
@@ -128,6 +128,8 @@ def _r1() -> dict:
 #: Preset name -> one-line description.
 PRESETS: dict[str, str] = {"thesis-r1": "thesis section 2.2.3 worked example: time_equal vs min_backlog, 2 rounds"}
 PRESETS.update({f"thesis-r5-{k}": f"thesis chapter 5: {v[2]}" for k, v in R5_SETUPS.items()})
+PRESETS["hotos25-section5"] = ("LaissezCloud (HotOS'25) section 5: the market run of Apps A and B on one A10, "
+                               "A10 price 0.606 -> 0.686 (paper: 0.687) -> 0.652 -> 0.606")
 
 
 def preset_dict(name: str) -> dict:
@@ -138,6 +140,10 @@ def preset_dict(name: str) -> dict:
     """
     if name == "thesis-r1":
         return _r1()
+    if name == "hotos25-section5":
+        from .market.scenarios import section5_config
+
+        return section5_config()
     if name.startswith("thesis-r5-") and name[len("thesis-r5-"):] in R5_SETUPS:
         return _r5(name[len("thesis-r5-"):])
     raise InputError(f"unknown preset {name!r}; known: {', '.join(sorted(PRESETS))}", path="--preset")

@@ -355,6 +355,15 @@ def write_outputs(result, directory, *, plots: bool = True) -> list[Path]:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            return written
+            return written + _market_outputs(result, out, False)
         written += write_plots(result, out)
-    return written
+    return written + _market_outputs(result, out, plots)
+
+
+def _market_outputs(result, out: Path, plots: bool) -> list[Path]:
+    """The market's extra files (events with every field, price path, device Gantt chart), if a market ran."""
+    if not any(e.get("source") == "exchange" for r in result.runs for e in (r.events or ())):
+        return []
+    from .market.report import write_market_outputs
+
+    return write_market_outputs(result, out, plots=plots)

@@ -184,7 +184,12 @@ def _dry_run(config: SimulationConfig, factories: list[PolicyFactory]) -> None:
     setup.config = probe
     setup.rounds = 1
     for factory in factories:
-        run(setup, factory.build(verify=config.verify), config.seeds[0])
+        try:
+            run(setup, factory.build(verify=config.verify), config.seeds[0])
+        except InputError as err:
+            if (err.path or "").startswith("$."):  # a JSON path inside the configuration: name its file
+                err.located(config.source)
+            raise
 
 
 def simulate(config=None, *, preset: str | None = None, policies: Sequence[str] | None = None,
