@@ -96,7 +96,9 @@ def solve_options(method: str, *, solver=None, via=None, time_limit=None, fracti
             if name in given:
                 raise InputError(f"{method} is a heuristic: it takes no {name} (the exact methods do)", path=name)
     opts = spec.check_options(given)
-    if spec.kind == "exact" and opts.get("via", "direct") == "direct" and opts.get("solver", "highs") not in spec.solvers:
+    auto = "solver" in spec.option_names and spec.option("solver").default == "auto"
+    if (spec.kind == "exact" and opts.get("via", "direct") == "direct" and opts.get("solver", "highs") not in spec.solvers
+            and not (auto and opts.get("solver") == "auto")):
         from .method_spec import suggest
 
         raise SolverUnavailableError(

@@ -139,13 +139,18 @@ class Option:
         return value
 
 
-def solver_options(*, fractional: bool, mip_gap: float | None = 1e-7, backend: bool = True) -> tuple[Option, ...]:
+def solver_options(*, fractional: bool, mip_gap: float | None = 1e-7, backend: bool = True,
+                   auto: bool = False) -> tuple[Option, ...]:
     """The options every exact method takes from the solver plumbing, declared once.
 
     ``mip_gap=None`` leaves the MIP gap out (methods that solve only LPs).
+    ``auto=True``: the solver defaults to ``auto``, the fastest exact route for the
+    model (:func:`laissez_opt.modeling.solve.pick_route`).
     """
     options = [
-        Option("solver", "str", "highs", "highs or ortools; with via=pyomo any solver Pyomo knows"),
+        Option("solver", "str", "auto", "auto (min-cost flow for a transportation structure with exactly "
+               "scaled costs, else HiGHS), highs or ortools; with via=pyomo any solver Pyomo knows")
+        if auto else Option("solver", "str", "highs", "highs or ortools; with via=pyomo any solver Pyomo knows"),
         Option("via", "choice", "direct", "direct: highspy matrix API / OR-Tools; pyomo: a Pyomo model",
                choices=("direct", "pyomo")),
         Option("time_limit", "float", None, "seconds for building and solving together", above=0, nullable=True),

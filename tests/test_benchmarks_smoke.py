@@ -89,3 +89,18 @@ def test_certify_scaling_quick(tmp_path):
     assert all(r["proven"] and r["reviewer_ok"] for r in report["rows"])
     assert "Target (welfare at 1000 x 100 certified in under 10 s)" in (out / "certify_scaling.md").read_text()
     assert sorted(p.name for p in out.iterdir()) == ["certify_scaling.json", "certify_scaling.md"]
+
+
+def test_io_scaling_quick(tmp_path):
+    """The I/O benchmark runs at its quick sizes: both reading paths give the same instance, results verify."""
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "io_scaling.py"), "--quick", "--repeat", "1",
+         "--process-repeat", "0", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "io_scaling.json").read_text())
+    assert [s["size"] for s in report["sizes"]] == ["100x10:dense", "1000x100"]
+    assert all(s["same_instance"] and s["verified"] for s in report["sizes"])
+    assert sorted(p.name for p in out.iterdir()) == ["io_scaling.json", "io_scaling.md"]

@@ -49,6 +49,9 @@ BUILDERS: dict[str, Callable[[Instance], tuple]] = {
     # The queue model needs arrivals, which the test instance lacks: it is built on the thesis's queue example.
     "backlog.md": lambda inst: __import__("laissez_opt.exact.backlog", fromlist=["build_backlog"]).build_backlog(
         load_instance(ROOT / "instances" / "thesis-r1-fair-vs-efficient.json"), objective="leximin"),
+    "compression.md": lambda inst: build_welfare(
+        __import__("laissez_opt.exact.classes", fromlist=["agent_classes"]).agent_classes(inst)
+        .class_instance(inst, weight="member")),
     "fair_welfare.md": lambda inst: __import__("laissez_opt.exact.fair_welfare", fromlist=["build_fair_welfare"])
     .build_fair_welfare(inst, sharing=1.0, envy=0.0, floor=0.5),
     "min_backlog.md": lambda inst: __import__("laissez_opt.simulate.min_backlog", fromlist=["build_min_backlog"]).build_min_backlog(inst),

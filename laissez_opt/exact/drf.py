@@ -69,6 +69,7 @@ from ..instance import Instance
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel
 from ..result import Result
+from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
 from .common import AllocationColumns
 from .leximin import (
     FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinPlan, declare_leximin, first_level, leximin_size, solve_leximin,
@@ -205,10 +206,34 @@ def solve_drf(
     mip_gap: float = 1e-9,
     backend: str | None = None,
     verbose: bool = False,
+    compress: str = "auto",
 ) -> Result:
-    """Weighted DRF: leximin of ``s_i / w_i``; see the module docstring."""
+    """Weighted DRF: leximin of ``s_i / w_i``; see the module docstring.
+
+    ``compress`` (fractional): solve on classes of agents with identical edges,
+    weight, demand, window and task vector ``D_i`` (:mod:`laissez_opt.exact.classes`;
+    class ``g`` has weight ``n_g w`` and demand ``n_g d``, so its ``s_g / w_g`` is each
+    member's ``s_i / w_i`` under the even split; ``models/compression.md``).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance(pools=[lo.Pool("P", count=3)], agents=[lo.Agent(a) for a in "ABCD"],
+    ...                    edges=[lo.Edge(a, "P", 1.0) for a in "ABCD"])
+    >>> r = solve_drf(inst, fractional=True, compress="on")
+    >>> r.details["compression"]["classes"], r.details["tasks"]
+    (1, {'A': 0.75, 'B': 0.75, 'C': 0.75, 'D': 0.75})
+    """
     if freeze not in FREEZE_TESTS:
         raise InputError(f"unknown freeze test {freeze!r}; choose one of {', '.join(FREEZE_TESTS)}", path="option freeze")
+    if compress not in COMPRESS_CHOICES:
+        raise InputError(f"unknown compress {compress!r}; choose one of {', '.join(COMPRESS_CHOICES)}", path="option compress")
+    if fractional:
+        run = lambda small, classes: solve_drf(  # noqa: E731
+            small, fractional=True, capacity_basis=capacity_basis, solver=solver, via=via, time_limit=time_limit,
+            freeze=freeze, threads=threads, mip_gap=mip_gap, backend=backend, verbose=verbose, compress="off")
+        out = solve_on_classes(instance, compress, run, keys=(resource_arrays(instance)[1],), weight="total",
+                               same=("leximin",), shared=("tasks", "dominant_shares"), members=("excluded",))
+        if out is not None:
+            return out
     start = time.perf_counter()
     model, plan = build_drf(instance, fractional=fractional, capacity_basis=capacity_basis)
     declare_s = time.perf_counter() - start
@@ -253,6 +278,7 @@ METHOD = Method(
     options=solver_options(fractional=True, mip_gap=1e-9) + LEXIMIN_OPTIONS + (
         Option("capacity_basis", "choice", "compatible", "capacities the dominant share is measured against",
                choices=CAPACITY_BASES),
+        compress_option(),
     ),
     estimate=leximin_size,
     build=_export_model,

@@ -62,7 +62,9 @@ from ..modeling import LinearModel
 from ..modeling.solution import Solution, relative_gap
 from ..result import Result
 from ..shares import equal_share_utilities
-from .common import AllocationColumns, add_allocation, allocation_result
+from .bottleneck import lexicographic_unit_matching, unit_demand_structure
+from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
+from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
 from .leximin import (
     FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinOutcome, LeximinPlan, declare_leximin, first_level, leximin_size,
     solve_leximin,
@@ -189,14 +191,45 @@ def solve_maxmin(
     mip_gap: float = 1e-9,
     backend: str | None = None,
     verbose: bool = False,
+    compress: str = "auto",
+    bottleneck: str = "auto",
 ) -> Result:
     """Leximin allocation of ``U_i / (w_i E_i)``; see the module docstring.
 
     ``freeze`` (fractional): ``"dual"`` or ``"probe"`` freezing certificate
     (:mod:`laissez_opt.exact.leximin`); routes without duals always probe.
+    ``compress`` (fractional): solve on classes of identical agents
+    (:mod:`laissez_opt.exact.classes`; class ``g`` of ``n_g`` members has weight
+    ``n_g w``, demand ``n_g d``, and its value ``U_g / (n_g w E) `` is each member's
+    ``v_i`` under the even split, ``models/compression.md``).
+    ``bottleneck`` (integral, one round, every ``d_i`` in {0, 1}): ``auto`` solves the
+    leximin exactly as a lexicographic bottleneck b-matching, a few min-cost flows
+    (:mod:`laissez_opt.exact.bottleneck`); ``off`` runs the ordered-outcome MILPs.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.generate("gavel", 200, 3, seed=1)
+    >>> on = solve_maxmin(inst, fractional=True, compress="on")
+    >>> off = solve_maxmin(inst, fractional=True, compress="off")
+    >>> on.details["compression"]["classes"] < 200, abs(on.objective - off.objective) < 1e-7
+    (True, True)
     """
     if freeze not in FREEZE_TESTS:
         raise InputError(f"unknown freeze test {freeze!r}; choose one of {', '.join(FREEZE_TESTS)}", path="option freeze")
+    if compress not in COMPRESS_CHOICES:
+        raise InputError(f"unknown compress {compress!r}; choose one of {', '.join(COMPRESS_CHOICES)}", path="option compress")
+    if bottleneck not in BOTTLENECK_CHOICES:
+        raise InputError(f"unknown bottleneck {bottleneck!r}; choose one of {', '.join(BOTTLENECK_CHOICES)}",
+                         path="option bottleneck")
+    if not fractional and bottleneck == "auto" and unit_demand_structure(instance):
+        return _unit_leximin(instance, normalizer, {"time_limit": time_limit, "fractional": False, "via": via,
+                                                   "normalizer": normalizer}, time_limit)
+    if fractional:
+        run = lambda small, classes: solve_maxmin(  # noqa: E731
+            small, fractional=True, normalizer=normalizer, solver=solver, via=via, time_limit=time_limit,
+            freeze=freeze, threads=threads, mip_gap=mip_gap, backend=backend, verbose=verbose, compress="off")
+        out = solve_on_classes(instance, compress, run, weight="total", same=("leximin",), members=("excluded",))
+        if out is not None:
+            return out
     start = time.perf_counter()
     model, plan = build_maxmin(instance, fractional=fractional, normalizer=normalizer)
     declare_s = time.perf_counter() - start
@@ -213,6 +246,69 @@ def solve_maxmin(
     )
     result.timing["build_s"] += declare_s
     return result
+
+
+BOTTLENECK_CHOICES = ("auto", "off")
+
+
+class _EdgeAmounts:
+    """Amounts given as an ``E``-vector (one round), as :func:`allocation_result` reads them."""
+
+    def __init__(self, instance: Instance):
+        self.instance = instance
+
+    def amounts(self, solution: Solution) -> np.ndarray:
+        return solution.values.reshape(self.instance.n_edges, 1)
+
+
+def _unit_leximin(instance: Instance, normalizer: str, params: dict, time_limit: float | None = None) -> Result:
+    """Integral leximin with one round and unit demands by lexicographic min-cost flows (exact).
+
+    Stopped by the time limit between stages, the last stage's allocation is returned
+    with status ``time_limit``: its smallest value is proven optimal (bound = objective)
+    when the stages settled every value up to it, else the bound is the smallest
+    standalone maximum ``min_i max_c a_{i,c}``.
+    """
+    t0 = time.perf_counter()
+    E = normalizers(instance, normalizer)
+    agent = instance.edge_agent
+    scale = instance.weights[agent] * E[agent]
+    coef = np.where(scale > 0, instance.edge_utility[:, 0] / np.where(scale > 0, scale, 1.0), 0.0)
+    arrival = np.fromiter((a.arrival for a in instance.agents), dtype=np.int64, count=instance.n_agents)
+    usable = (arrival[agent] <= 0) & (instance.last_rounds[agent] >= 0)
+    placed, stats = lexicographic_unit_matching(instance, coef, usable, time_limit)
+    amounts = (placed[agent] == instance.edge_pool).astype(np.float64)
+    values = np.bincount(agent, weights=coef * amounts, minlength=instance.n_agents)
+    taking = np.zeros(instance.n_agents, dtype=bool)
+    demand_ok = np.array([a.demand != 0 for a in instance.agents], dtype=bool)
+    taking[agent[(coef > 0) & usable & demand_ok[agent]]] = True
+    objective = float(values[taking].min()) if taking.any() else 0.0
+    total = time.perf_counter() - t0
+    route = f"ortools-min-cost-flow (lexicographic bottleneck b-matching, {stats['stages']} stages)"
+    if stats["complete"]:
+        solution = Solution("optimal", amounts, objective, objective, 0.0, "ortools", route,
+                            total - stats["solver_s"], stats["solver_s"], "OPTIMAL")
+    else:
+        ok = (coef > 0) & usable & demand_ok[agent]
+        vmax = np.zeros(instance.n_agents)
+        np.maximum.at(vmax, agent[ok], coef[ok])
+        proven = objective <= stats["settled"] or (objective == 0.0 and stats["stages"] > 0)
+        bound = objective if proven else float(vmax[taking].min())
+        message = (f"time limit after {stats['stages']} stages: the leximin counts are settled for the values "
+                   f"up to {stats['settled']:g}" + ("; the smallest value is proven" if proven else ""))
+        solution = Solution("time_limit", amounts, objective, bound, relative_gap(objective, bound), "ortools",
+                            route, total - stats["solver_s"], stats["solver_s"], "time limit", message)
+    ids = [a.id for a in instance.agents]
+    details = {
+        "normalizer": normalizer,
+        "leximin": dict(zip(ids, values.tolist())),
+        "levels": sorted(values[taking].tolist()),
+        "excluded": [ids[i] for i in np.flatnonzero(~taking)],
+        "solves": stats["stages"],
+        "bottleneck": stats,
+    }
+    return allocation_result(instance, "maxmin", _EdgeAmounts(instance), solution, fractional=False, params=params,
+                             details=details)
 
 
 def _export_model(instance: Instance, options: dict) -> LinearModel:
@@ -233,8 +329,15 @@ METHOD = Method(
     options=solver_options(fractional=True, mip_gap=1e-9) + LEXIMIN_OPTIONS + (
         Option("normalizer", "choice", "equal_share", "E_i: U_i^ex / w_i (equal_share: values are phi_i) or 1 (raw)",
                choices=NORMALIZERS),
+        compress_option(),
+        Option("bottleneck", "choice", "auto", "integral, one round, unit demands: exact leximin by lexicographic "
+               "min-cost flows (auto) or the ordered-outcome MILPs (off)", choices=BOTTLENECK_CHOICES),
     ),
-    estimate=leximin_size,
+    estimate=lambda instance, options: (
+        allocation_size(instance, extra_variables=instance.n_agents + instance.n_pools,
+                        note="lexicographic min-cost flows: one arc per edge, agent and pool")
+        if not options.get("fractional") and options.get("bottleneck", "auto") == "auto"
+        and unit_demand_structure(instance) else leximin_size(instance, options)),
     build=_export_model,
     exported="the first level, max min_i v_i (fractional: max t over the level rows; integral: step 1 of the "
              "ordered outcomes); each further level is the same model with the agents found at earlier levels held there",

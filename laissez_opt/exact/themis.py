@@ -90,6 +90,7 @@ from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import Solution
 from ..result import Result
+from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
 from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
 
 __all__ = [
@@ -182,6 +183,7 @@ class ThemisData:
     bidders: np.ndarray  # the candidates that bid, in priority order
     fairness_knob: float
     fractional: bool
+    welfare_weight: np.ndarray | None = None  # w_i of the second stage's welfare (None: instance.weights)
     is_bidder: np.ndarray = field(init=False)
 
     def __post_init__(self):
@@ -415,7 +417,7 @@ def build_themis(
         description="r_i - delta >= 1/(rho - a_i) for each bidder i, r_i = X_i / X^id_i",
     )
     others = np.flatnonzero(~bid & act & (u > 0))
-    weighted = instance.weights[agent] * u
+    weighted = (instance.weights if data.welfare_weight is None else data.welfare_weight)[agent] * u
     model.add_constraints(
         "others",
         rows=np.zeros(others.size, dtype=np.int64),
@@ -569,20 +571,17 @@ def _next_point(points, lo, hi, lag_binding, widths) -> float:
 def finish_times(instance: Instance, data: ThemisData, amounts: np.ndarray) -> dict:
     """Per agent: ``W``, ``t``, ``X^id``, ``T_id``, ``a``, rate ``X``, ``T_sh``, ``rho``, bidder flag."""
     rates = data.rates(instance, amounts)
-    out = {}
-    bidders = set(data.bidders.tolist())
-    for i, agent in enumerate(instance.agents):
-        rate = float(rates[i])
-        work = float(data.work[i])
-        shared = float(data.elapsed[i] + work / rate) if rate > 0 else (float(data.elapsed[i]) if work == 0 else math.inf)
-        tid = float(data.ideal_time[i])
-        rho = shared / tid if data.active[i] else None
-        out[agent.id] = {
-            "work": work, "elapsed": float(data.elapsed[i]), "ideal_rate": float(data.ideal_rate[i]),
-            "ideal_time": tid, "lag": float(data.lag[i]), "rate": rate, "shared_time": shared, "rho": rho,
-            "active": bool(data.active[i]), "bidder": i in bidders,
-        }
-    return out
+    work, elapsed = data.work.astype(np.float64), data.elapsed.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shared = np.where(rates > 0, elapsed + work / np.where(rates > 0, rates, 1.0),
+                          np.where(work == 0, elapsed, np.inf))
+        rho = shared / data.ideal_time
+    rho_list = [r if a else None for r, a in zip(rho.tolist(), data.active.tolist())]
+    keys = ("work", "elapsed", "ideal_rate", "ideal_time", "lag", "rate", "shared_time", "rho", "active", "bidder")
+    columns = (work.tolist(), elapsed.tolist(), data.ideal_rate.astype(np.float64).tolist(),
+               data.ideal_time.astype(np.float64).tolist(), data.lag.astype(np.float64).tolist(), rates.tolist(),
+               shared.tolist(), rho_list, data.active.tolist(), data.is_bidder.tolist())
+    return {agent.id: dict(zip(keys, row)) for agent, row in zip(instance.agents, zip(*columns))}
 
 
 class _Log:
@@ -829,6 +828,7 @@ def solve_themis(
     mip_gap: float = 1e-7,
     verbose: bool = False,
     backend: str | None = None,
+    compress: str = "auto",
 ) -> Result:
     """Minimise ``max_{i in B} rho_i`` and make the rest work-conserving; see the module docstring.
 
@@ -854,12 +854,60 @@ def solve_themis(
     >>> r = solve_themis(inst)
     >>> r.objective, r.details["agents"]["A"]["rho"], r.details["agents"]["B"]["rho"]
     (1.25, 1.25, 1.0)
+
+    ``compress`` (fractional mode with ``fairness_knob = 0``, where every active
+    agent bids): solve on classes of agents with identical edges, weight,
+    demand, work and elapsed time (:mod:`laissez_opt.exact.classes`): class ``g``
+    has weight ``n_g w``, demand ``n_g d`` and work ``n_g W``, so its ``X^id``, rate
+    and ``rho`` under the even split are each member's, while the second stage
+    weighs its welfare by the member weight ``w`` (``models/compression.md``).
     """
+    if compress not in COMPRESS_CHOICES:
+        raise InputError(f"unknown compress {compress!r}; choose one of {', '.join(COMPRESS_CHOICES)}",
+                         path="option compress")
+    kwargs = dict(solver=solver, via=via, time_limit=time_limit, fairness_knob=fairness_knob, tolerance=tolerance,
+                  max_iterations=max_iterations, threads=threads, mip_gap=mip_gap, verbose=verbose, backend=backend)
+    if fractional and fairness_knob == 0 and instance.rounds == 1:
+        work = np.array([DEFAULT_WORK if a.work is None else float(a.work) for a in instance.agents])
+        elapsed = np.array([float(a.elapsed) for a in instance.agents])
+        out = solve_on_classes(
+            instance, compress,
+            lambda small, classes: _solve_themis(small, fractional=True,
+                                                 welfare_weight=instance.weights[classes.representative], **kwargs),
+            keys=(work, elapsed), weight="total", work=True, members=("bidders",))
+        if out is not None:
+            if out.amounts is not None:
+                data = themis_data(instance, fractional=True, fairness_knob=fairness_knob)
+                out.details["agents"] = finish_times(instance, data, out.amounts[:, 0])
+                out.details["candidates"] = int(data.candidates.size)
+            return out
+    return _solve_themis(instance, fractional=fractional, **kwargs)
+
+
+def _solve_themis(
+    instance: Instance,
+    *,
+    fractional: bool,
+    solver: str,
+    via: str,
+    time_limit: float | None,
+    fairness_knob: float,
+    tolerance: float,
+    max_iterations: int,
+    threads: int | None,
+    mip_gap: float,
+    verbose: bool,
+    backend: str | None,
+    welfare_weight: np.ndarray | None = None,
+) -> Result:
+    """:func:`solve_themis` on ``instance``; ``welfare_weight`` replaces the weights of the second
+    stage's welfare (a class instance weighs it by the member weight ``w``, not ``n_g w``)."""
     clock = _Clock(time_limit)
     options = {"threads": threads, "mip_gap": mip_gap, "verbose": verbose, "backend": backend}
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 < tolerance <= 0.5:
         raise InputError(f"tolerance must be in (0, 0.5], got {tolerance!r}", path="option tolerance")
     data = themis_data(instance, fractional=fractional, fairness_knob=fairness_knob)
+    data.welfare_weight = welfare_weight
     bidders = data.bidders
     lag_b = data.lag[bidders]
     route = _Route(instance, data, solver=solver, via=via, options=options)
@@ -898,7 +946,8 @@ def solve_themis(
     final = best if best is not None else np.zeros(instance.n_edges)
     hold = hi * (1 + HOLD) if bidders.size else None
     oracle = lp_oracle if fractional else route
-    others_weight = np.where(~data.is_bidder & data.active, instance.weights, 0.0)[instance.edge_agent]
+    welfare_weight = instance.weights if data.welfare_weight is None else data.welfare_weight
+    others_weight = np.where(~data.is_bidder & data.active, welfare_weight, 0.0)[instance.edge_agent]
     others_weight = others_weight * instance.edge_utility[:, 0]
 
     def accepted(out):
@@ -1024,6 +1073,7 @@ METHOD = Method(
         Option("tolerance", "float", TARGET, "relative width of the certified bracket on rho* at which the search stops",
                above=0, maximum=0.5),
         Option("max_iterations", "int", 200, "most LP/ILP evaluations of the bracket search", minimum=1, maximum=10**6),
+        compress_option(),
     ),
     estimate=lambda instance, options: allocation_size(
         instance, extra_constraints=instance.n_agents, extra_nonzeros=instance.n_edges,

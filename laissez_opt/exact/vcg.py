@@ -83,7 +83,8 @@ from ..errors import InputError, NoSolutionError
 from ..instance import Instance
 from ..limits import remaining
 from ..method_spec import Method, Option, solver_options
-from ..modeling import LinearModel, Solution, solve_model
+from ..modeling import LinearModel
+from ..modeling.solve import Solution, pick_route, solve_model
 from ..result import Result
 from .common import AllocationColumns, add_allocation, allocation_result, allocation_size, capacity_prices
 
@@ -624,7 +625,7 @@ def solve_vcg(
     instance: Instance,
     *,
     fractional: bool = False,
-    solver: str = "highs",
+    solver: str = "auto",
     via: str = "direct",
     time_limit: float | None = None,
     pivots: str = "auto",
@@ -670,6 +671,14 @@ def solve_vcg(
     start = time.perf_counter()
     edge_values = vcg_values(instance)
     model, columns = build_vcg(instance, fractional=fractional, values=edge_values)
+    route_choice = None
+    if solver == "auto":
+        if via == "direct":
+            solver, picked, _, route_choice = pick_route(model)
+            if picked is not None and backend is None:
+                options["backend"] = picked
+        else:
+            solver, route_choice = "highs", "via pyomo: HiGHS"
     direct_highs = solver == "highs" and via == "direct"
     if direct_highs:
         session = _HighsSession(model, **options)
@@ -758,6 +767,8 @@ def solve_vcg(
         "unproven": unproven,
         "value_unit": "money per device-round (bids and base prices per device-hour times round_hours), summed over rounds",
     }
+    if route_choice is not None:
+        details["route_choice"] = route_choice
     prices = capacity_prices(instance, model, getattr(session, "row_dual", None), base=reserves)
     if prices is not None:
         details["prices"] = prices
@@ -804,7 +815,7 @@ METHOD = Method(
     fractional=True,
     summary="VCG auction with reserves b_c: welfare-maximising allocation on bids, Clarke pivot payments (exchange paths or re-solves).",
     run=solve_vcg,
-    options=solver_options(fractional=True, mip_gap=None) + (
+    options=solver_options(fractional=True, mip_gap=None, auto=True) + (
         Option("pivots", "choice", "auto", "how W*_{-i} is found: exchange paths with re-solve fallback (auto) or one re-solve per winner",
                choices=("auto", "resolve")),
     ),

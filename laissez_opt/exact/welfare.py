@@ -41,11 +41,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..declare import Model, capacity, demand, welfare
+from ..errors import InputError
 from ..instance import Instance
 from ..modeling import LinearModel, solve_model
 from ..method_spec import Method, solver_options
 from ..result import Result
 from ..starts import greedy_amounts
+from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
 from .common import AllocationColumns, allocation_result, allocation_size, capacity_prices
 
 __all__ = ["build_welfare", "solve_welfare", "market_prices"]
@@ -70,23 +72,56 @@ def solve_welfare(
     instance: Instance,
     *,
     fractional: bool = False,
-    solver: str = "highs",
+    solver: str = "auto",
     via: str = "direct",
     time_limit: float | None = None,
     threads: int | None = None,
     mip_gap: float = 1e-7,
     verbose: bool = False,
     backend: str | None = None,
+    compress: str = "auto",
 ) -> Result:
-    """Maximise ``sum_i w_i U_i(x)``; see the module docstring."""
+    """Maximise ``sum_i w_i U_i(x)``; see the module docstring.
+
+    ``compress``: solve on classes of agents with identical edges, weight, demand
+    and window (:mod:`laissez_opt.exact.classes`): class ``g`` has weight ``w`` and
+    demand ``n_g d`` (``n_g floor(d)`` integral), so ``sum_g w U_g`` is the welfare of
+    the expanded allocation; integral class optima expand to integral optima by
+    dealing each class's devices round robin (``models/compression.md``).
+
+    ``solver="auto"`` (default) takes the fastest exact route
+    (:func:`laissez_opt.modeling.solve.pick_route`: OR-Tools min-cost flow when the
+    costs scale exactly, else HiGHS; ``details["route_choice"]`` says which and
+    why).  Capacity prices (``details["prices"]``, the LP duals) come with an
+    explicit ``solver="highs"`` (the flow solver reports no duals).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance(pools=[lo.Pool("P", count=3)], agents=[lo.Agent(a) for a in "ABCD"],
+    ...                    edges=[lo.Edge(a, "P", 1.0) for a in "ABCD"])
+    >>> r = solve_welfare(inst, compress="on")
+    >>> r.objective, r.details["compression"]["classes"], [x["agent"] for x in r.allocation]
+    (3.0, 1, ['A', 'B', 'C'])
+    """
+    if compress not in COMPRESS_CHOICES:
+        raise InputError(f"unknown compress {compress!r}; choose one of {', '.join(COMPRESS_CHOICES)}",
+                         path="option compress")
+    run = lambda small, classes: solve_welfare(  # noqa: E731
+        small, fractional=fractional, solver=solver, via=via, time_limit=time_limit, threads=threads,
+        mip_gap=mip_gap, verbose=verbose, backend=backend, compress="off")
+    out = solve_on_classes(instance, compress, run, weight="member", integral=not fractional)
+    if out is not None:
+        return out
     model, columns = build_welfare(instance, fractional=fractional)
     # The greedy allocation is the incumbent should the time limit stop the solver first.
     start = (lambda: greedy_amounts(instance, watch_deadline=False).reshape(-1)) if time_limit is not None else None
     solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads,
-                           mip_gap=mip_gap, verbose=verbose, backend=backend, start=start, duals=True)
+                           mip_gap=mip_gap, verbose=verbose, backend=backend, start=start,
+                           duals=solver != "auto")
     params = {"time_limit": time_limit, "fractional": fractional, "via": via}
     prices = capacity_prices(instance, model, None if solution.duals is None else solution.duals.row)
     details = {"prices": prices} if prices is not None else {}
+    if "route_choice" in (solution.details or {}):
+        details["route_choice"] = solution.details["route_choice"]
     return allocation_result(instance, "welfare", columns, solution, fractional=fractional, params=params,
                              details=details)
 
@@ -120,7 +155,7 @@ METHOD = Method(
     fractional=True,
     summary="Weighted welfare maximisation; integral optima via LP vertex or min-cost flow (TU).",
     run=solve_welfare,
-    options=solver_options(fractional=True),
+    options=solver_options(fractional=True, auto=True) + (compress_option(),),
     estimate=allocation_size,
     build=_export_model,
 )

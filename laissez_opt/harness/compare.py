@@ -28,7 +28,7 @@ import sys
 import time
 import traceback
 import warnings
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -116,6 +116,29 @@ def default_objectives(methods: Sequence[str]) -> list[str]:
     return chosen
 
 
+#: Instances this process parsed, by (hash, source), most recent last: a worker that runs several
+#: methods of one instance parses it once and reuses its cached array views.
+_PARSED: "OrderedDict[tuple[str, str], Instance]" = OrderedDict()
+_PARSED_MAX = 4
+
+
+def _parsed_instance(task: dict) -> Instance:
+    """The task's instance, parsed at most once per process while it is among the last :data:`_PARSED_MAX`.
+
+    Keyed by the SHA-256 of the instance text (and its source), so a cache hit is the same text.
+    """
+    key = (task["hash"], task["source"])
+    instance = _PARSED.get(key)
+    if instance is None:
+        instance = instance_from_dict(json.loads(task["instance"]), task["source"])
+        _PARSED[key] = instance
+        while len(_PARSED) > _PARSED_MAX:
+            _PARSED.popitem(last=False)
+    else:
+        _PARSED.move_to_end(key)
+    return instance
+
+
 def _run_task(task: dict) -> dict:
     """Worker: solve one (instance, method) pair and summarise it as a flat row.
 
@@ -124,7 +147,7 @@ def _run_task(task: dict) -> dict:
     """
     from ..api import estimate, solve
 
-    instance = instance_from_dict(json.loads(task["instance"]), task["source"])
+    instance = _parsed_instance(task)
     if task.get("method_spec") is not None:
         _ensure_registered(task["method_spec"])
     spec = get_method(task["method"])

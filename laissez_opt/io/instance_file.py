@@ -1,7 +1,8 @@
 """Instance files: ``format: "laissez-opt/instance"``, ``version: 1``.
 
 Reading validates against the shipped JSON Schema, then checks references
-(:func:`laissez_opt.instance.check_instance`).  Writing produces canonical JSON:
+(:func:`laissez_opt.instance.check_instance`); files that pass are read by a
+fast path that checks whole columns at once (:mod:`laissez_opt.io.columns`).  Writing produces canonical JSON:
 fixed key order, defaults omitted, one pool/agent/edge per line, floats in
 their shortest round-trip form.  ``dumps_instance(load_instance(f))`` is a fixed
 point: loading and writing it again gives the same bytes.
@@ -33,6 +34,7 @@ Example
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from pathlib import Path
@@ -40,7 +42,8 @@ from typing import Any
 
 from ..errors import InputError
 from ..instance import Agent, Edge, Instance, Pool
-from .jsonfile import read_json, write_atomic
+from .columns import instance_fast, keys_repeated, loads_fast
+from .jsonfile import parse_json, read_text, write_atomic
 from .schema import validate
 
 __all__ = [
@@ -77,10 +80,8 @@ def _vector(value):
     return None if value is None else tuple((str(k), float(v)) for k, v in value.items())
 
 
-def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
-    """Build an :class:`Instance` from instance-file data, validating it fully."""
-    validate(data, "instance", source)
-    pools = [
+def _pools(data: dict) -> list[Pool]:
+    return [
         Pool(
             id=p["id"],
             count=p.get("count", 1),
@@ -90,6 +91,25 @@ def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
         )
         for p in data["pools"]
     ]
+
+
+def _name(data: dict, source: str):
+    return data.get("name") or (Path(source).stem if source not in ("<dict>", "<python>") else "instance")
+
+
+def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
+    """Build an :class:`Instance` from instance-file data, validating it fully.
+
+    Data that passes every check as whole columns (:func:`~laissez_opt.io.columns.instance_fast`)
+    is built without the per-item checks; anything else takes the precise
+    path, whose message names the first problem.
+    """
+    if isinstance(data, dict):
+        inst = instance_fast(data, source, _name(data, source), _pools)
+        if inst is not None:
+            return inst
+    validate(data, "instance", source)
+    pools = _pools(data)
     agents = []
     for a in data["agents"]:
         arrivals = a.get("arrivals")
@@ -122,15 +142,35 @@ def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
         edges,
         rounds=data.get("rounds", 1),
         round_hours=float(data.get("round_hours", 1.0)),
-        name=data.get("name") or (Path(source).stem if source not in ("<dict>", "<python>") else "instance"),
+        name=_name(data, source),
         description=data.get("description", ""),
         source=source,
     )
 
 
 def load_instance(path: str | os.PathLike) -> Instance:
-    """Read, validate and check the instance file at ``path``."""
-    return instance_from_dict(read_json(path), str(path))
+    """Read, validate and check the instance file at ``path``.
+
+    The text is parsed once by the fast parser and checked as columns; only a
+    file that fails (or may fail) a rule is parsed again by the strict reader,
+    to name the problem exactly.
+    """
+    source = str(path)
+    text = read_text(path)
+    # Parsing makes a million objects, none of which can form a cycle: the cyclic collector's passes
+    # over them would find nothing to free, so it is paused meanwhile.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        data = loads_fast(text, keys_checked=False)
+        if isinstance(data, dict):
+            inst = instance_fast(data, source, _name(data, source), _pools)
+            if inst is not None and not keys_repeated(text, data):
+                return inst
+    finally:
+        if enabled:
+            gc.enable()
+    return instance_from_dict(parse_json(text, source), source)
 
 
 def instance_to_dict(instance: Instance) -> dict:

@@ -41,8 +41,8 @@ def highs_duals(h, column_lower: np.ndarray, row_lower: np.ndarray) -> Duals:
     """
     sol = h.getSolution()
     basis = h.getBasis()
-    column_basis = np.fromiter((int(s) for s in basis.col_status), dtype=np.int8, count=len(basis.col_status))
-    row_basis = np.fromiter((int(s) for s in basis.row_status), dtype=np.int8, count=len(basis.row_status))
+    column_basis = np.fromiter(map(int, basis.col_status), dtype=np.int8, count=len(basis.col_status))
+    row_basis = np.fromiter(map(int, basis.row_status), dtype=np.int8, count=len(basis.row_status))
     if np.any(column_basis == 4):
         at = np.where(np.isfinite(column_lower), 0, 3)
         column_basis = np.where(column_basis == 4, at, column_basis).astype(np.int8)

@@ -49,6 +49,20 @@ def _integer_scale(costs: np.ndarray, total_flow: float) -> tuple[float, float]:
     return best
 
 
+def _exact_integer_costs(model: LinearModel) -> bool:
+    """Whether the transportation model's costs scale to int64 without rounding (min-cost flow is then exact)."""
+    t = model.transportation()
+    arcs = model.variables[t.arcs]
+    costs = model.objective[arcs.slice]
+    caps = [c[np.isfinite(c)] for c in (t.left_capacity, t.right_capacity)]
+    total = min((float(np.sum(c)) for c, full in zip(caps, (t.left_capacity, t.right_capacity))
+                 if c.size == full.size), default=math.inf)
+    if not math.isfinite(total):
+        finite = arcs.upper[np.isfinite(arcs.upper)]
+        total = float(np.sum(np.minimum(finite, 2**40))) + 2.0**40 * float(np.sum(~np.isfinite(arcs.upper)))
+    return _integer_scale(costs, total)[1] == 0.0
+
+
 def _solve_min_cost_flow(model: LinearModel, time_limit, t0) -> Solution:
     from ortools.graph.python import min_cost_flow
 

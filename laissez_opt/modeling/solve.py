@@ -11,9 +11,60 @@ from ..limits import remaining
 from .linear import LinearModel
 from .solution import Solution, relative_gap
 
-__all__ = ["solve_model", "SOLVERS", "ROUTES"]
+__all__ = ["solve_model", "pick_route", "SOLVERS", "ROUTES"]
 
 SOLVERS = ("highs", "ortools")
+#: ``solver="auto"``: the route :func:`pick_route` chooses.
+AUTO = "auto"
+#: HiGHS options of the automatic route for a transportation LP that min-cost flow cannot take
+#: (``benchmarks/scaling_routes.py`` measured presolve off faster on the dense assignment LP).
+TRANSPORTATION_HIGHS_OPTIONS = {"presolve": "off"}
+
+
+def pick_route(model: LinearModel, *, duals: bool = False) -> tuple[str, str | None, dict, str]:
+    """The fastest exact route for ``model``: ``(solver, backend, highs_options, reason)``.
+
+    * A transportation structure (``capacity``/``demand`` of a b-matching, nothing
+      else) with integer capacities and bounds, whose objective coefficients scale
+      to 64-bit integers within ``1e-12`` of the largest (the flow solver's own
+      test, :func:`laissez_opt.modeling.ortools_route._integer_scale`): OR-Tools min-cost flow (network simplex family,
+      ``O`` of a few passes over the arcs; proven optimal in integer arithmetic).
+      Not when duals are wanted (the flow solver reports none).
+    * Otherwise HiGHS; a transportation LP whose costs do not scale exactly
+      runs with presolve off (:data:`TRANSPORTATION_HIGHS_OPTIONS`).
+
+    The flow solver has no time limit of its own: it runs to its (proven)
+    optimum, which on the measured cases took a fraction of HiGHS's time
+    (``docs/benchmarks.md``, "Scale").
+
+    >>> import numpy as np
+    >>> from laissez_opt.modeling import LinearModel
+    >>> m = LinearModel("toy", sense="max")
+    >>> x = m.add_variables("x", 2, upper=1.0)
+    >>> m.add_transportation(x, left=np.array([0, 1]), right=np.array([0, 0]), left_capacity=np.array([1.0, 1.0]),
+    ...                      right_capacity=np.array([1.0]), left_block="demand", right_block="capacity")
+    >>> m.set_objective(x, np.array([0.5, 0.25]))
+    >>> pick_route(m)[:2]
+    ('ortools', 'min_cost_flow')
+    >>> m.set_objective(x, np.array([1e19, 0.25]))   # beyond 64-bit integer costs
+    >>> pick_route(m)[:3]
+    ('highs', None, {'presolve': 'off'})
+    """
+    t = model.transportation()
+    if t is None:
+        return "highs", None, {}, "not a transportation structure: HiGHS"
+    if not model.integrality_is_free():
+        return "highs", None, dict(TRANSPORTATION_HIGHS_OPTIONS), (
+            "transportation structure with fractional capacities: HiGHS LP, presolve off")
+    if duals:
+        return "highs", None, {}, "duals wanted: HiGHS (min-cost flow reports none)"
+    from .ortools_route import _exact_integer_costs
+
+    if _exact_integer_costs(model):
+        return "ortools", "min_cost_flow", {}, (
+            "transportation structure with integer capacities and exactly scaled costs: OR-Tools min-cost flow")
+    return "highs", None, dict(TRANSPORTATION_HIGHS_OPTIONS), (
+        "transportation structure whose costs do not scale exactly to integers: HiGHS LP, presolve off")
 ROUTES = ("direct", "pyomo")
 
 
@@ -58,6 +109,9 @@ def solve_model(
     not given to the solver as a MIP start: HiGHS 1.13.1 can return a worse
     point labelled optimal after ``setSolution``.
 
+    ``solver="auto"`` takes the route :func:`pick_route` chooses and records
+    why in ``Solution.details["route_choice"]``.
+
     ``duals=True`` asks an LP route (HiGHS, GLOP, Pyomo's HiGHS plugin) for the
     optimum's duals (:class:`~laissez_opt.modeling.solution.Duals`, with the
     basis on HiGHS); other routes leave ``Solution.duals`` None.
@@ -71,10 +125,17 @@ def solve_model(
         if start is None:
             raise NoSolutionError(reason)
         return _start_solution(model, _vector(start), solver, via, reason)
+    highs_options, reason = None, None
+    if solver == AUTO:
+        if via != "direct":
+            solver, reason = "highs", "via pyomo: HiGHS"
+        else:
+            solver, picked, highs_options, reason = pick_route(model, duals=duals)
+            backend = backend or picked
     if model.n_cols == 0:
         return _empty_solution(model, solver, via)
     try:
-        solution = _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, duals)
+        solution = _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, duals, highs_options)
     except NoSolutionError as exc:
         if start is None:
             raise
@@ -88,6 +149,8 @@ def solve_model(
             solution.gap = relative_gap(own, solution.bound)
             solution.message = (solution.message + "; " if solution.message else "") + (
                 "the heuristic start beat the solver's incumbent")
+    if reason is not None:
+        solution.details = {**(solution.details or {}), "route_choice": reason}
     return solution
 
 
@@ -104,7 +167,8 @@ def _start_solution(model: LinearModel, start: np.ndarray, solver: str, via: str
                     f"{via}-{solver} (heuristic start)", 0.0, 0.0, "no solution", reason)
 
 
-def _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, duals=False) -> Solution:
+def _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, duals=False,
+           highs_options=None) -> Solution:
     if via == "pyomo":
         from .pyomo_route import solve_pyomo
 
@@ -116,7 +180,7 @@ def _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, d
         from .highs_route import solve_highs
 
         return solve_highs(model, time_limit=time_limit, threads=threads, mip_gap=mip_gap, verbose=verbose,
-                           duals=duals)
+                           duals=duals, highs_options=highs_options)
     if solver == "ortools":
         from .ortools_route import solve_ortools
 

@@ -453,8 +453,8 @@ def r4(ctx: Context) -> Item:
     first = solve(bids_inst, "vcg")
     winner = first.allocation[0]["agent"] if first.allocation else None
     rows.append(Row("auction1.winner", "auction 1 (A 0.687, B 0.762): winner", winner))
-    rows.append(Row("auction1.price", "auction 1: price the winner pays ($/h)", _r(first.details["prices"]["A10"], 4),
-                    note="second price: the losing bid"))
+    rows.append(Row("auction1.price", "auction 1: price the winner pays ($/h)",
+                    _r(first.payments[winner], 4) if winner else None, note="VCG payment: the losing bid"))
     item.commands.append(f"laissez-opt solve {bids_rel} -m vcg")
     a10 = next(p for p in bids_inst.pools if p.id == "A10")
 
@@ -463,7 +463,8 @@ def r4(ctx: Context) -> Item:
                        [Agent(a, demand=1) for a in bidders], [Edge(a, "A10", v, bid=v) for a, v in bidders.items()],
                        name="section5-rebid")
         res = solve(one, "vcg")
-        return (res.allocation[0]["agent"] if res.allocation else None), res.details["prices"]["A10"]
+        won = res.allocation[0]["agent"] if res.allocation else None
+        return won, (res.payments[won] if won else None)
 
     w2, p2 = auction({"A": bid_a, "B": rebid_b})
     rows.append(Row("auction2.winner", "auction 2 (A's computed bid vs B's computed re-bid): winner", w2))

@@ -1,0 +1,125 @@
+"""Exact symmetry compression (``laissez_opt.exact.classes``, ``models/compression.md``).
+
+Random small instances built from a few agent *types* (so classes have several
+members): every model that compresses returns, with ``compress="on"``, the
+objective of ``compress="off"``, an allocation the independent verifier accepts,
+and (fractional leximin, where values are unique) the same value per agent.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import laissez_opt as lo
+from laissez_opt.exact.classes import agent_classes
+from laissez_opt.instance import Agent, Edge, Instance, Pool
+
+SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@st.composite
+def typed_instances(draw, *, tasks: bool = False, themis: bool = False):
+    """2-9 agents drawn from 1-3 types; 1-3 pools; small integer utilities."""
+    m = draw(st.integers(1, 3))
+    counts = [draw(st.integers(1, 4)) for _ in range(m)]
+    pools = [Pool(f"P{c}", count=k, resources={"accelerator": k, "cpu": draw(st.integers(1, 8))} if tasks else None)
+             for c, k in enumerate(counts)]
+    n_types = draw(st.integers(1, 3))
+    types = []
+    for _ in range(n_types):
+        utils = [draw(st.sampled_from([0.0, 1.0, 2.0, 3.0, 5.0])) for _ in range(m)]
+        if not any(u > 0 for u in utils):
+            utils[0] = 1.0
+        types.append(dict(
+            utils=utils,
+            weight=draw(st.sampled_from([1.0, 2.0])),
+            demand=draw(st.sampled_from([None, 1, 2])),
+            work=draw(st.sampled_from([1.0, 3.0])) if themis else None,
+            elapsed=draw(st.sampled_from([0.0, 1.0])) if themis else 0.0,
+            task={"accelerator": 1, "cpu": draw(st.integers(0, 3))} if tasks else None,
+        ))
+    kinds = draw(st.lists(st.integers(0, n_types - 1), min_size=2, max_size=9))
+    agents, edges = [], []
+    for i, k in enumerate(kinds):
+        t = types[k]
+        agents.append(Agent(f"a{i}", weight=t["weight"], demand=t["demand"], work=t["work"], elapsed=t["elapsed"],
+                            task=t["task"]))
+        edges += [Edge(f"a{i}", f"P{c}", u) for c, u in enumerate(t["utils"]) if u > 0]
+    return Instance(pools, agents, edges)
+
+
+def _both(inst, method, **opts):
+    on = lo.solve(inst, method, compress="on", **opts)
+    off = lo.solve(inst, method, compress="off", **opts)
+    assert on.verified and off.verified
+    assert on.status == off.status == "optimal"
+    assert on.objective == pytest.approx(off.objective, rel=1e-6, abs=1e-7)
+    return on, off
+
+
+@SETTINGS
+@given(typed_instances())
+def test_welfare_compressed_equals_uncompressed(inst):
+    for fractional in (False, True):
+        on, off = _both(inst, "welfare", fractional=fractional)
+        if not fractional:
+            assert all(float(rec["amount"]).is_integer() for rec in on.allocation)
+
+
+@SETTINGS
+@given(typed_instances())
+def test_fractional_leximin_compressed_equals_uncompressed(inst):
+    for normalizer in ("equal_share", "raw"):
+        on, off = _both(inst, "maxmin", fractional=True, normalizer=normalizer)
+        for a in inst.agents:  # fractional leximin values are unique
+            assert on.details["leximin"][a.id] == pytest.approx(off.details["leximin"][a.id], rel=1e-6, abs=1e-7)
+
+
+@SETTINGS
+@given(typed_instances(tasks=True))
+def test_fractional_drf_compressed_equals_uncompressed(inst):
+    on, off = _both(inst, "drf", fractional=True)
+    for a in inst.agents:
+        assert on.details["leximin"][a.id] == pytest.approx(off.details["leximin"][a.id], rel=1e-6, abs=1e-7)
+        assert on.details["tasks"][a.id] == pytest.approx(off.details["tasks"][a.id], rel=1e-6, abs=1e-7)
+
+
+@SETTINGS
+@given(typed_instances(themis=True))
+def test_fractional_themis_compressed_equals_uncompressed(inst):
+    on, off = _both(inst, "themis", fractional=True)
+    assert sorted(on.details["bidders"]) == sorted(off.details["bidders"])
+    # The second stage maximises the weighted welfare of all agents with every rho_i held: same value.
+    welfare = lambda r: sum(a.weight * r.utilities[a.id] for a in inst.agents)  # noqa: E731
+    assert welfare(on) == pytest.approx(welfare(off), rel=1e-6, abs=1e-6)
+
+
+def test_auto_compresses_only_when_classes_are_few():
+    inst = lo.generate("gavel", 300, 3, seed=2)
+    assert lo.solve(inst, "maxmin", fractional=True).details["compression"]["classes"] < 150
+    distinct = Instance([Pool("P", count=2)], [Agent(f"a{i}") for i in range(4)],
+                        [Edge(f"a{i}", "P", float(i + 1)) for i in range(4)])
+    assert "compression" not in lo.solve(distinct, "maxmin", fractional=True).details
+    assert "compression" not in lo.solve(inst, "maxmin", fractional=True, compress="off").details
+
+
+def test_classes_split_on_every_distinguishing_field():
+    base = dict(weight=1.0, demand=2, work=None, arrival=0, deadline=None, elapsed=0.0)
+    agents = [Agent("A", **base), Agent("B", **base), Agent("C", **{**base, "weight": 2.0}),
+              Agent("D", **{**base, "demand": 1}), Agent("E", **base), Agent("F", **base)]
+    edges = [Edge(a.id, "P", 1.0) for a in agents[:5]] + [Edge("F", "P", 2.0)]
+    inst = Instance([Pool("P", count=3)], agents, edges, rounds=1)
+    assert agent_classes(inst).label.tolist() == [0, 0, 1, 2, 0, 3]
+
+
+def test_integral_expansion_deals_round_robin():
+    inst = Instance([Pool("P", count=5), Pool("Q", count=5)], [Agent(a, demand=2) for a in "ABC"],
+                    [Edge(a, c, 1.0) for a in "ABC" for c in "PQ"])
+    cls = agent_classes(inst)
+    small = cls.class_instance(inst, weight="member", integral=True)
+    got = cls.expand_integral(inst, np.array([[2.0], [3.0]]), small).reshape(3, 2)
+    assert got.sum(axis=0).tolist() == [2.0, 3.0]
+    assert got.sum(axis=1).tolist() == [2.0, 2.0, 1.0]  # floor or ceil of 5 / 3, never above d = 2
