@@ -23,6 +23,7 @@ _WHERE = {
     **dict.fromkeys(("Agent", "Edge", "Instance", "Pool"), ".instance"),
     "compare": ".harness",
     "simulate": ".simulate",
+    "reproduce": ".reproduce",
     **dict.fromkeys(("dumps_instance", "instance_from_dict", "instance_to_dict", "save_instance"), ".io"),
     "Option": ".method_spec",
     **dict.fromkeys(("METHODS", "register_method", "unregister_method"), ".methods"),
@@ -45,7 +46,7 @@ def __dir__():
 
 
 class _Package(_ModuleType):
-    """``lo.generate`` and ``lo.simulate`` stay the functions once their subpackages of the same names load."""
+    """``lo.generate``, ``lo.simulate`` and ``lo.reproduce`` stay the functions once their subpackages of the same names load."""
 
     def __setattr__(self, name, value):
         if isinstance(value, _ModuleType) and name in _WHERE:
@@ -73,6 +74,7 @@ __all__ = [
     "load",
     "compare",
     "simulate",
+    "reproduce",
     "solve",
     "build",
     "linear_model",

@@ -43,6 +43,7 @@ _MODULES = (
     "laissez_opt.heuristics.mtf",
     "laissez_opt.exact.migration",
     "laissez_opt.exact.migration_free",
+    "laissez_opt.exact.backlog",
     "laissez_opt.heuristics.fcfs_static",
     "laissez_opt.heuristics.myopic",
     "laissez_opt.heuristics.auction",

@@ -45,6 +45,7 @@ CASES = {
     "themis": (TABLE1, {}),
     "migration": (MIGRATION, {"objective": "completion"}),
     "migration_free": (MIGRATION, {"objective": "completion"}),
+    "backlog": ("instances/thesis-r1-fair-vs-efficient.json", {}),
 }
 
 

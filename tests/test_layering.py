@@ -16,8 +16,9 @@ subpackage or module, and from any lower layer):
 * L10 ``api``
 * L11 ``harness`` (comparisons over many instances)
 * L12 ``simulate`` (multi-round simulation: its sweeps run through the harness's executors and run store)
-* L13 ``cli``
-* L14 ``__main__``, ``__init__``
+* L13 ``reproduce`` (the seeds' worked examples, recomputed through the layers below)
+* L14 ``cli``
+* L15 ``__main__``, ``__init__``
 
 Every import statement counts, including the deferred ones inside functions.
 """
@@ -52,9 +53,10 @@ LAYERS = {
     "api": 10,
     "harness": 11,
     "simulate": 12,
-    "cli": 13,
-    "__main__": 14,
-    "__init__": 14,
+    "reproduce": 13,
+    "cli": 14,
+    "__main__": 15,
+    "__init__": 15,
 }
 
 # Imports that break the rule, each with its reason.  Empty: keep it so.

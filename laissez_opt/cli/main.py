@@ -284,6 +284,10 @@ from .simulate_cmd import simulate_command  # noqa: E402
 
 cli.add_command(simulate_command)
 
+from .reproduce_cmd import reproduce_command  # noqa: E402
+
+cli.add_command(reproduce_command)
+
 from .import_cmd import import_command  # noqa: E402
 
 cli.add_command(import_command)
