@@ -53,6 +53,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 import laissez_opt as lo  # noqa: E402
 from laissez_opt.analysis.verify import verify  # noqa: E402
 from laissez_opt.generate import generate  # noqa: E402
@@ -258,14 +259,7 @@ def markdown(report: dict) -> str:
 
 def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def main(argv: list[str] | None = None) -> int:

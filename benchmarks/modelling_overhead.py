@@ -49,13 +49,13 @@ import math
 import os
 import platform
 import sys
-import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 import laissez_opt as lo
 from laissez_opt.declare import capacity, demand, welfare
 from laissez_opt.exact.common import add_allocation
@@ -246,14 +246,7 @@ def markdown(report: dict) -> str:
 
 def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def main(argv: list[str] | None = None) -> int:
