@@ -50,6 +50,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 import laissez_opt as lo
 from laissez_opt.heuristics.auction import auction_matrix
 
@@ -75,10 +76,7 @@ print(t1 - t0, t2 - t1, t3 - t2)
 
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def _timed(fn):

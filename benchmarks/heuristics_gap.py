@@ -49,6 +49,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 import laissez_opt as lo
 from laissez_opt.harness import Comparison, compare, write_reports
 from laissez_opt.methods import METHODS
@@ -71,10 +72,7 @@ SHORT = {"weighted_welfare": "welfare", "min_phi": "min phi", "max_rho": "max rh
 
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def _sizes(text: str) -> list[tuple[int, int, int]]:

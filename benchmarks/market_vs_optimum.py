@@ -27,13 +27,13 @@ import json
 import math
 import os
 import platform
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 from scipy.stats import t as student_t
 
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 from laissez_opt.simulate.market.compare import METHODS, evaluate, scenario
 
 SETUPS = [("table1", "scarce"), ("table1", "plentiful"), ("gavel", "scarce"), ("neocloud", "scarce"),
@@ -50,10 +50,8 @@ def interval(values):
 
 
 def write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def main() -> None:

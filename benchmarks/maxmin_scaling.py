@@ -42,10 +42,11 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
+
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 
 import numpy as np
 
@@ -59,10 +60,7 @@ RTOL = 1e-6
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def parse_sizes(text: str) -> list[tuple[int, bool]]:

@@ -32,12 +32,12 @@ import argparse
 import json
 import os
 import platform
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 import laissez_opt as lo
 from laissez_opt.errors import NoSolutionError
 from laissez_opt.exact.migration import build_migration
@@ -115,10 +115,8 @@ def table(rows: list[dict]) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def main(argv=None) -> int:

@@ -42,13 +42,13 @@ import os
 import platform
 import statistics
 import sys
-import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 import laissez_opt as lo
 from laissez_opt.heuristics.mtf import apportion, mtf_round, preferences_from_matrix
 
@@ -62,10 +62,7 @@ SEED = 1
 
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def _best(fn, *, min_seconds: float = 0.3, max_runs: int = 30):

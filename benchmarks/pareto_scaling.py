@@ -30,12 +30,12 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 import laissez_opt as lo
 from laissez_opt.exact.pareto import pareto_check
 
@@ -45,10 +45,7 @@ QUICK_SIZES = [(100, 10), (1000, 100)]
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def time_equal_amounts(inst) -> np.ndarray:

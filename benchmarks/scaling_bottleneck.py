@@ -14,7 +14,7 @@ sorted leximin vectors must agree (relative 1e-6), else exit status 1.  Times
 are medians over ``--repeat`` runs (the MILP runs once).
 
     python benchmarks/scaling_bottleneck.py
-    python benchmarks/scaling_bottleneck.py --sizes 16:caps,1000:caps --repeat 1 --out /tmp/r
+    python benchmarks/scaling_bottleneck.py --sizes 16:caps,1000:caps --repeat 1 --out scratch-results
 
 Writes ``scaling_bottleneck.json`` and ``.md`` to ``--out`` (default ``benchmarks/results``), atomically.
 """
@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_SIZES = "16:caps,32:caps,64:caps,1000:caps,10000:caps,10000,100000:caps"
@@ -37,10 +37,7 @@ TARGET_S, TARGET_JOBS = 10.0, 10_000
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def make(jobs: int, caps: bool):

@@ -16,7 +16,7 @@ script exits with status 1.  Times are medians over ``--repeat`` runs, the two
 routes alternating (one run at sizes of 10^6 jobs and more).
 
     python benchmarks/scaling_classes.py                       # 1,024 .. 1,000,000 jobs, both pool sizes
-    python benchmarks/scaling_classes.py --sizes 1024,8192 --repeat 1 --out /tmp/r
+    python benchmarks/scaling_classes.py --sizes 1024,8192 --repeat 1 --out scratch-results
 
 Writes ``scaling_classes.json`` and ``scaling_classes.md`` to ``--out`` (default
 ``benchmarks/results``), each through a temporary file and ``os.replace``.
@@ -30,9 +30,10 @@ import os
 import platform
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_SIZES = "1024,8192,131072,1000000,1024:caps,8192:caps,131072:caps,1000000:caps"
@@ -43,10 +44,7 @@ METHODS = ("maxmin", "themis")
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def _run(method: str, inst, compress: str):

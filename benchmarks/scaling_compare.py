@@ -12,7 +12,7 @@ since each worker keeps the last instances it parsed, a worker parses an
 instance once, not once per method.
 
     python benchmarks/scaling_compare.py
-    python benchmarks/scaling_compare.py --instances 4 --agents 500 --repeat 1 --out /tmp/r
+    python benchmarks/scaling_compare.py --instances 4 --agents 500 --repeat 1 --out scratch-results
 
 Writes ``scaling_compare.json`` and ``.md`` to ``--out`` (default ``benchmarks/results``), atomically.
 """
@@ -28,15 +28,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+
 HERE = Path(__file__).resolve().parent
 
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def main(argv=None) -> int:

@@ -17,7 +17,7 @@ repetition (a case whose first repetition takes longer than ``--long`` seconds r
 routes of a case must agree on the objective (relative 1e-7), else exit status 1.
 
     python benchmarks/scaling_routes.py                          # both cases, 3 repetitions
-    python benchmarks/scaling_routes.py --vcg 1000 --no-assignment --repeat 1 --out /tmp/r
+    python benchmarks/scaling_routes.py --vcg 1000 --no-assignment --repeat 1 --out scratch-results
 
 Writes ``scaling_routes.json`` and ``scaling_routes.md`` to ``--out`` (default
 ``benchmarks/results``), atomically.
@@ -30,19 +30,17 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 
 HERE = Path(__file__).resolve().parent
 
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def assignment_case():

@@ -40,12 +40,12 @@ import math
 import os
 import platform
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 import laissez_opt as lo
 from laissez_opt.exact.themis import ideal_rates
 from laissez_opt.instance import Instance
@@ -69,11 +69,7 @@ ORTOOLS_MAX_INTEGRAL = 500  # OR-Tools (SCIP) rows only up to this many jobs
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def workload(family: str, cluster: str, jobs: int, pools: int, seed: int) -> Instance:

@@ -42,11 +42,11 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
 
+from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 import laissez_opt as lo
 from laissez_opt.exact.vcg import solve_vcg
 from laissez_opt.exact.welfare import solve_welfare
@@ -175,16 +175,7 @@ def table_row(r: dict) -> str:
 
 def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def main(argv=None) -> int:
