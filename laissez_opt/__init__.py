@@ -17,7 +17,7 @@ _WHERE = {
     **dict.fromkeys(("build", "certify", "check", "check_certificate", "estimate", "frontier", "generate",
                      "linear_model", "load", "load_certificate", "probe_truthfulness", "solve", "verify",
                      "write_model"), ".api"),
-    "Model": ".declare", "declared_method": ".declare",
+    "Model": ".declare", "declared_method": ".declare", "value": ".declare",
     **dict.fromkeys(("InfeasibleError", "InputError", "LaissezOptError", "NoSolutionError", "NotProvenError",
                      "SolverUnavailableError", "VerificationError"), ".errors"),
     **dict.fromkeys(("Agent", "Edge", "Instance", "Pool"), ".instance"),

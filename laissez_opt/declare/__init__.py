@@ -15,7 +15,7 @@
 See ``docs/modelling.md`` for the tutorial; the modules hold the reference:
 :mod:`~laissez_opt.declare.model` (``Model``, objectives, solving, results),
 :mod:`~laissez_opt.declare.expression` (expressions and constraints),
-:mod:`~laissez_opt.declare.families` (utility, welfare, cost, share,
+:mod:`~laissez_opt.declare.families` (utility, welfare, cost, value, share,
 capacity, demand, budget, sharing incentive, envy-freeness, max-min floors,
 migration cost), :mod:`~laissez_opt.declare.verify` (the independent check),
 :mod:`~laissez_opt.declare.conflict` (explaining infeasibility) and
@@ -34,6 +34,7 @@ from .families import (
     share,
     sharing_incentive,
     utility,
+    value,
     welfare,
 )
 from .method import declared_method
@@ -51,6 +52,7 @@ __all__ = [
     "utility",
     "welfare",
     "cost",
+    "value",
     "share",
     "migration_cost",
     "capacity",

@@ -9,6 +9,7 @@ Expressions (use them in objectives, rows and other expressions):
 
 * :func:`utility` ``U_i(x)``, one entry per agent; :func:`welfare` ``sum_i w_i U_i(x)``;
 * :func:`cost` ``sum_{i,c,r} p_c h x_{i,c,r}`` (money, default prices ``b_c``), total or per agent;
+* :func:`value` ``sum_{i,c,r} v_{i,c,r} x_{i,c,r}`` for any table ``v`` over the edges and rounds, total or per label;
 * :func:`share` an agent's fraction of the device-time of all pools (or of one pool or cluster);
 * :func:`migration_cost` ``sum_{c, r > a_i} mu_i moved_{i,c,r}`` per agent.
 
@@ -42,10 +43,10 @@ import numpy as np
 
 from ..shares import capped_share_ratios, equal_share_utilities
 from .expression import Constraint, Expression, _frozen, _is_number, _per_label
-from .index import Index
+from .index import Index, SelectionError
 
 __all__ = [
-    "utility", "welfare", "cost", "share", "migration_cost",
+    "utility", "welfare", "cost", "value", "share", "migration_cost",
     "capacity", "demand", "budget", "sharing_incentive", "envy_free", "maxmin_floor", "ENVY_MAX_COEFFICIENTS",
 ]
 
@@ -200,6 +201,93 @@ def cost(x: Expression, prices=None, *, by=None) -> Expression:
         return Expression.failed(x.model, text, problem)
     factor = table[_pool_codes(x)] * float(x.model.instance.round_hours)
     out = _weighted(x, factor, text).sum(by=by)
+    out.text = text
+    return out
+
+
+def _edge_round_table(x: Expression, table) -> tuple[np.ndarray | None, str | None]:
+    """``table`` as a finite ``E x R`` float array (edges in instance order), or the problem in the user's terms."""
+    inst = x.model.instance
+    n_edges, rounds = inst.n_edges, inst.rounds
+    if hasattr(table, "items"):
+        out = np.zeros((n_edges, rounds))
+        keys, order = x.model.edge_lookup()
+        space = x.space
+        for key, number in table.items():
+            if not isinstance(key, tuple) or len(key) not in (2, 3):
+                return None, (f"a key of the table is {key!r}; use (agent id, pool id) for every round or "
+                              f"(agent id, pool id, round)")
+            try:
+                (i,) = space.codes("agent", [key[0]])
+                (c,) = space.codes("pool", [key[1]])
+                chosen = slice(None) if len(key) == 2 else space.codes("round", key[2])
+            except SelectionError as exc:
+                return None, f"key {key!r}: {exc}"
+            at = int(np.searchsorted(keys, i * inst.n_pools + c))
+            if at >= keys.size or keys[at] != i * inst.n_pools + c:
+                return None, f"key {key!r}: agent {key[0]!r} has no edge to pool {key[1]!r} in the instance"
+            if not _is_number(number) or not math.isfinite(float(number)):
+                return None, f"the value for {key!r} is {number!r}, not a finite number"
+            out[order[at], chosen] = float(number)
+        return out, None
+    if _is_number(table):
+        return None, "table must give one value per edge and round (an array or a dict), not one number"
+    try:
+        array = np.asarray(table, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None, f"table must be an array or a dict keyed by (agent id, pool id[, round]), got {type(table).__name__}"
+    if array.shape == (n_edges,):
+        array = np.repeat(array[:, None], rounds, axis=1)
+    elif array.shape == (n_edges * rounds,):
+        array = array.reshape(n_edges, rounds)
+    if array.shape != (n_edges, rounds):
+        return None, (f"dimension mismatch: the table needs one value per edge and round, shape ({n_edges}, {rounds}) "
+                      f"with edges in instance order (or ({n_edges},), the same in every round), got shape "
+                      f"{array.shape}")
+    bad = np.flatnonzero(~np.isfinite(array.reshape(-1)))
+    if bad.size:
+        e, r = divmod(int(bad[0]), rounds)
+        edge = inst.edges[e]
+        where = f"edge ({edge.agent!r}, {edge.pool!r})" + (f", round {r}" if rounds > 1 else "")
+        return None, f"the table holds {array.reshape(-1)[bad[0]]} at {where}; every value must be a finite number"
+    return array, None
+
+
+def value(x: Expression, table, *, by=None) -> Expression:
+    """``sum_{i,c,r} v_{i,c,r} x_{i,c,r}`` for a table ``v`` of numbers per edge and round: one number or one per label of ``by``.
+
+    The general linear valuation of an allocation, for values the other
+    expressions do not cover: bids, values net of reserve prices, a
+    utility of your own.  ``table`` is an array of shape ``(E, R)`` aligned
+    with the instance's edges (in instance order) and rounds, or of shape
+    ``(E,)`` (the same value in every round); or a dict keyed by
+    ``(agent id, pool id)`` (every round) or ``(agent id, pool id, round)``,
+    entries left out being 0.  Every value must be finite.  ``x`` is the
+    allocation or a selection of it that keeps the agent, pool and round
+    dimensions; ``by="agent"`` gives each agent's value.
+    :func:`utility` is ``value(x, u, by="agent")`` with the edges' utilities.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 1.0)])
+    >>> x = lo.Model(inst).x
+    >>> value(x, [0.5, 2.0]).value([2.0, 1.0]), value(x, {("B", "P"): 3.0}, by="agent").value([2.0, 1.0]).tolist()
+    (3.0, [0.0, 3.0])
+    """
+    text = f"value({getattr(x, 'text', x)})"
+    problem = _edge_problem(x, "value")
+    if problem:
+        return Expression.failed(getattr(x, "model", None), text, problem)
+    array, problem = _edge_round_table(x, table)
+    if problem:
+        return Expression.failed(x.model, text, problem)
+    factor = _edge_values(x, array)
+    if factor is None:
+        return Expression.failed(x.model, text, f"{x.text} has entries that are no edge of the instance")
+    weighted = _weighted(x, factor, text)
+    if by is None:  # one number over the entries of x, in x's column order
+        return Expression(x.model, Index.scalar(), None, weighted.cols, weighted.coefs, None, text)
+    out = weighted.sum(by=by)
     out.text = text
     return out
 

@@ -319,6 +319,77 @@ class Model:
                              f"{high[k]:g}", path=f"variable {name!r}")
         return self._declare(name, natural, low, high, integer, description)
 
+    def bound(self, variables: Expression, *, lower=None, upper=None) -> Expression:
+        """Tighten the bounds of some declared variables: ``max(l, lower) <= v <= min(u, upper)`` entry by entry.
+
+        ``variables`` is a variable block or a selection of one, each entry a
+        single variable (``m.x``, ``m.x.select(pool="A10")``, a block from
+        :meth:`variable`); ``lower``/``upper`` are a number or one value per
+        entry (``inf``/``-inf``: unchanged).  Bounds are not rows: the model
+        keeps its structure (a transportation problem stays one), and the
+        check of a solution tests them like the declared bounds.  Bounds only
+        tighten; an entry whose bounds cross is an error naming it.  Returns
+        ``variables``.
+
+        >>> import laissez_opt as lo
+        >>> inst = lo.Instance([lo.Pool("A10", count=2), lo.Pool("L4", count=2)], [lo.Agent("A", demand=2)],
+        ...                    [lo.Edge("A", "A10", 1.0), lo.Edge("A", "L4", 1.0)])
+        >>> m = lo.Model(inst)
+        >>> _ = m.bound(m.x.select(pool="A10"), upper=0)      # no A10 for anyone, without a row
+        >>> m.variables["x"].upper.tolist()
+        [0.0, 2.0]
+        """
+        where = f"bound({getattr(variables, 'text', variables)})"
+        if not isinstance(variables, Expression):
+            raise InputError(f"expected variables of the model such as m.x, got {type(variables).__name__}", path=where)
+        if variables.error:
+            raise InputError(variables.error, path=where)
+        if variables.model is not self:
+            raise InputError("the variables belong to another model", path=where)
+        rows = variables.row_array()
+        size = variables.size
+        single = (variables.const is None or not np.any(variables.const)) and variables.cols.size == size
+        if single:
+            single = bool(np.all(variables.coefs == 1.0)) and bool(
+                np.array_equal(np.sort(rows), np.arange(size)) if size else True)
+        if not single:
+            raise InputError(f"{variables.text} is not a selection of variables (each entry one variable with "
+                             f"coefficient 1); bound an expression with a constraint instead", path=where)
+        order = np.empty(size, dtype=np.int64)
+        order[rows] = np.arange(size)
+        cols = variables.cols[order]  # column of each entry
+        given = {}
+        for side, value in (("lower", lower), ("upper", upper)):
+            if value is None:
+                continue
+            array = np.asarray(value, dtype=np.float64)
+            if array.ndim == 0:
+                array = np.full(size, float(array))
+            if array.shape != (size,):
+                raise InputError(f"{side} needs a number or {size} values (one per entry of {variables.text}), "
+                                 f"got shape {array.shape}", path=where)
+            if np.any(np.isnan(array)):
+                raise InputError(f"{side} holds NaN", path=where)
+            given[side] = array
+        for block in self.variables.values():
+            inside = (cols >= block.start) & (cols < block.start + block.size)
+            if not inside.any():
+                continue
+            local = cols[inside] - block.start
+            low, high = np.array(block.lower, dtype=np.float64), np.array(block.upper, dtype=np.float64)
+            if "lower" in given:
+                low[local] = np.maximum(low[local], given["lower"][inside])
+            if "upper" in given:
+                high[local] = np.minimum(high[local], given["upper"][inside])
+            bad = np.flatnonzero(low[local] > high[local])
+            if bad.size:
+                k = int(local[bad[0]])
+                raise InputError(f"entry {block.label(k)} of {block.name!r}: lower bound {low[k]:g} would exceed "
+                                 f"upper bound {high[k]:g}", path=where)
+            block.lower, block.upper = _frozen(low), _frozen(high)
+        self._changed()
+        return variables
+
     def _declare(self, name, index, lower, upper, integer, description) -> Expression:
         start, size = self.n_columns, index.size
         block = DeclaredVariable(name, start, size, _frozen(lower), _frozen(upper), integer, index, description, self.space)

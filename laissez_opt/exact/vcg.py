@@ -79,16 +79,19 @@ import time
 
 import numpy as np
 
+from ..declare import Model, capacity, demand, value
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
 from ..limits import remaining
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel
+from ..modeling.linear import Transportation
 from ..modeling.solve import Solution, pick_route, solve_model
 from ..result import Result
-from .common import AllocationColumns, add_allocation, allocation_result, allocation_size, capacity_prices
+from .common import AllocationColumns, allocation_result, allocation_size, capacity_prices
 
-__all__ = ["vcg_values", "vcg_reserves", "build_vcg", "ExchangeGraph", "solve_vcg", "vcg_prices"]
+__all__ = ["vcg_values", "vcg_reserves", "build_vcg", "allocation_structure", "ExchangeGraph", "solve_vcg",
+           "vcg_prices"]
 
 # Worst last: the status of the whole mechanism is the worst of its n + 1 solves.
 _STATUS_RANK = {"optimal": 0, "feasible": 1, "time_limit": 2}
@@ -135,11 +138,14 @@ def build_vcg(
 ) -> tuple[LinearModel, AllocationColumns]:
     """Declare ``max_x W(x) = sum (v_{i,c,r} - beta_c) x_{i,c,r} + R sum_c beta_c k_c`` with ``beta_c = b_c h``.
 
-    Block ``x`` with the shared ``capacity`` and ``demand`` rows (a
-    transportation structure); columns of edges with ``v_{i,c,r} <= beta_c`` get
-    upper bound 0 (reserve: the operator keeps the device).  The constant
-    ``R sum_c beta_c k_c`` is the objective offset, so the objective is ``W(x)``.
-    ``values`` may pass :func:`vcg_values` of the instance when already computed.
+    Declared with the public modelling API (:class:`laissez_opt.Model`): the
+    allocation ``x`` with the ``demand`` and ``capacity`` families (a
+    transportation structure, detected by the lowering), entries with
+    ``v_{i,c,r} <= beta_c`` bounded by 0 (reserve: the operator keeps the
+    device; a bound, not a row, so the structure stays), and the objective
+    ``value(x, v - beta) + R sum_c beta_c k_c`` (the constant is the objective
+    offset, so the objective is ``W(x)``).  ``values`` may pass
+    :func:`vcg_values` of the instance when already computed.
 
     >>> import laissez_opt as lo
     >>> inst = lo.Instance(pools=[lo.Pool("A10", base_price=0.5)], agents=[lo.Agent("A")],
@@ -148,16 +154,40 @@ def build_vcg(
     >>> model.summary()["transportation"], model.variables["x"].upper.tolist(), model.objective_offset
     (True, [0.0], 0.5)
     """
-    model = LinearModel("vcg", sense="max")
-    columns = add_allocation(model, instance, integral=not fractional)
-    values = (vcg_values(instance) if values is None else values)[columns.edge, columns.round]
     reserves = vcg_reserves(instance)
-    surplus = values - reserves[columns.pool]
-    block = columns.block
-    block.upper[surplus <= 0] = 0.0
+    surplus = (vcg_values(instance) if values is None else values) - reserves[instance.edge_pool][:, None]
     reserve_total = float(instance.rounds * np.dot(reserves, instance.counts.astype(float)))
-    model.set_objective(block, np.where(surplus > 0, surplus, 0.0), offset=reserve_total)
-    return model, columns
+    m = Model(instance, name="vcg", integral=not fractional)
+    m.bound(m.x, upper=np.where(surplus.reshape(-1) > 0, np.inf, 0.0))
+    m.add(demand(m.x))
+    m.add(capacity(m.x))
+    m.maximize(value(m.x, np.maximum(surplus, 0.0)) + reserve_total)
+    model = m.lower()
+    return model, AllocationColumns(instance, model.variables["x"])
+
+
+def allocation_structure(columns: AllocationColumns) -> Transportation:
+    """The transportation structure of an allocation model, one left node per agent-round ``i R + r``.
+
+    Left nodes have capacity ``d_i`` (``inf`` for an agent without a demand
+    cap, which has no ``demand`` row), right nodes are pool-rounds ``c R + r``
+    with capacity ``k_c``.  The lowering of a declared model numbers only the
+    rows it has; the pivots need one node per agent-round.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A"), lo.Agent("B", demand=1)],
+    ...                    [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 1.0)])
+    >>> t = allocation_structure(AllocationColumns(inst, None))
+    >>> t.left.tolist(), t.left_capacity.tolist(), t.right_capacity.tolist()
+    ([0, 1], [inf, 1.0], [2.0])
+    """
+    instance = columns.instance
+    rounds = instance.rounds
+    return Transportation(
+        "x", columns.agent * rounds + columns.round, columns.pool * rounds + columns.round,
+        np.repeat(instance.demands.astype(float), rounds), np.repeat(instance.counts.astype(float), rounds),
+        "demand", "capacity",
+    )
 
 
 # ------------------------------------------------------------------ pivots by exchange paths
@@ -223,11 +253,18 @@ class ExchangeGraph:
         self._bellman_ford()
 
     @classmethod
-    def build(cls, model: LinearModel, values: np.ndarray) -> "ExchangeGraph | None":
-        """The exchange graph of ``values`` in ``model``; None without a transportation structure or integral values."""
+    def build(cls, model: LinearModel, values: np.ndarray, structure: Transportation | None = None
+              ) -> "ExchangeGraph | None":
+        """The exchange graph of ``values`` in ``model``; None without a transportation structure or integral values.
+
+        ``structure`` numbers the nodes (:func:`allocation_structure`: one left
+        node per agent-round) instead of the model's detected structure; the
+        model must still have a transportation structure.
+        """
         t = model.transportation()
         if t is None:
             return None
+        t = structure if structure is not None else t
         block = model.variables[t.arcs]
         x = values[block.slice]
         if not np.array_equal(x, np.round(x)):
@@ -702,9 +739,9 @@ def solve_vcg(
     without = np.full(n, welfare)
     graph = None
     if pivots == "auto" and main.status == "optimal" and received.any():
-        graph = ExchangeGraph.build(model, main.values)
+        graph = ExchangeGraph.build(model, main.values, allocation_structure(columns))
     if graph is not None and graph.certified:
-        # Left nodes are agent-rounds, numbered i * R + r (exact.common.add_allocation).
+        # Left nodes are agent-rounds, numbered i * R + r (allocation_structure).
         holds = graph.left_flow.reshape(n, rounds) > 0
         unit = graph.unit.reshape(n, rounds)
         dist = graph.left_distances.reshape(n, rounds)
