@@ -514,6 +514,10 @@ class Expression:
             return NotImplemented
         if other.error:
             return other
+        if not other.dims and not other.cols.size and other.model in (None, self.model):
+            # A number: only the constant changes; the coefficient arrays are shared, not copied.
+            const = self.const_array() + sign * (0.0 if other.const is None else float(other.const[0]))
+            return self._derive(text, const=const if np.any(const) else None)
         aligned = self._align(other, text)
         if isinstance(aligned, Expression):
             return aligned

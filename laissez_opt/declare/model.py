@@ -346,18 +346,18 @@ class Model:
             raise InputError(variables.error, path=where)
         if variables.model is not self:
             raise InputError("the variables belong to another model", path=where)
-        rows = variables.row_array()
         size = variables.size
-        single = (variables.const is None or not np.any(variables.const)) and variables.cols.size == size
-        if single:
-            single = bool(np.all(variables.coefs == 1.0)) and bool(
-                np.array_equal(np.sort(rows), np.arange(size)) if size else True)
-        if not single:
-            raise InputError(f"{variables.text} is not a selection of variables (each entry one variable with "
-                             f"coefficient 1); bound an expression with a constraint instead", path=where)
-        order = np.empty(size, dtype=np.int64)
-        order[rows] = np.arange(size)
-        cols = variables.cols[order]  # column of each entry
+        whole = next((b for b in self.variables.values() if variables.cols is b.expr.cols), None)
+        if whole is None or variables.const is not None:
+            rows = variables.row_array()
+            single = (variables.const is None or not np.any(variables.const)) and variables.cols.size == size
+            if single and size:
+                single = bool(np.all(variables.coefs == 1.0)) and int(np.bincount(rows, minlength=size).max()) == 1
+            if not single:
+                raise InputError(f"{variables.text} is not a selection of variables (each entry one variable with "
+                                 f"coefficient 1); bound an expression with a constraint instead", path=where)
+            cols = np.empty(size, dtype=np.int64)
+            cols[rows] = variables.cols  # the column of each entry
         given = {}
         for side, value in (("lower", lower), ("upper", upper)):
             if value is None:
@@ -372,18 +372,25 @@ class Model:
                 raise InputError(f"{side} holds NaN", path=where)
             given[side] = array
         for block in self.variables.values():
-            inside = (cols >= block.start) & (cols < block.start + block.size)
-            if not inside.any():
-                continue
-            local = cols[inside] - block.start
-            low, high = np.array(block.lower, dtype=np.float64), np.array(block.upper, dtype=np.float64)
+            if whole is not None:  # the whole block, entries in column order
+                if block is not whole:
+                    continue
+                local, inside = slice(None), slice(None)
+            else:
+                inside = (cols >= block.start) & (cols < block.start + block.size)
+                if not inside.any():
+                    continue
+                local = cols[inside] - block.start
+            low, high = block.lower, block.upper
             if "lower" in given:
+                low = np.array(low, dtype=np.float64)
                 low[local] = np.maximum(low[local], given["lower"][inside])
             if "upper" in given:
+                high = np.array(high, dtype=np.float64)
                 high[local] = np.minimum(high[local], given["upper"][inside])
-            bad = np.flatnonzero(low[local] > high[local])
+            bad = np.flatnonzero(low > high)
             if bad.size:
-                k = int(local[bad[0]])
+                k = int(bad[0])
                 raise InputError(f"entry {block.label(k)} of {block.name!r}: lower bound {low[k]:g} would exceed "
                                  f"upper bound {high[k]:g}", path=where)
             block.lower, block.upper = _frozen(low), _frozen(high)

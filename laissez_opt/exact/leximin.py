@@ -105,7 +105,7 @@ from ..modeling.solution import relative_gap
 from .common import allocation_size
 
 __all__ = [
-    "LeximinPlan", "LeximinOutcome", "standalone_max", "declare_leximin", "solve_leximin", "FREEZE_TESTS",
+    "LeximinPlan", "LeximinOutcome", "standalone_max", "declare_leximin", "levels_plan", "solve_leximin", "FREEZE_TESTS",
     "leximin_size", "LEXIMIN_OPTIONS",
 ]
 
@@ -317,6 +317,68 @@ def declare_leximin(
         description="theta_k = (k+1) r_k - sum_j d[k,j] >= theta_k* once step k is solved (>= 0 before)",
     )
     plan.r, plan.d, plan.cumulative = r, d, cumulative
+    return plan
+
+
+def levels_plan(
+    model: LinearModel,
+    *,
+    agent: np.ndarray,
+    group: np.ndarray,
+    group_cap: np.ndarray,
+    n_agents: int,
+) -> LeximinPlan:
+    """The fractional plan of a declared level LP: blocks ``x`` and ``t``, family ``level``, objective ``max t``.
+
+    ``model`` is the lowering of a :class:`laissez_opt.Model` whose ``level``
+    family holds one row ``v_i(x) - t >= 0`` per agent taking part, in agent
+    order (``maxmin_floor(x, t)`` declares it), and whose other columns of
+    ``x`` without value are bounded by 0.  ``v_i``'s coefficients ``a`` are read
+    from those rows, so the engine and the matrix cannot disagree.  As in
+    :func:`declare_leximin`, when every coefficient lies outside
+    ``[1e-3, 1e3]`` the rows are rescaled to units of the largest one
+    (``plan.unit``); the engine owns the lowered model and changes it between
+    solves (coefficients of ``t``, row bounds), so the arrays it changes are
+    copied away from the declaration first.
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.declare import capacity, maxmin_floor
+    >>> inst = lo.Instance([lo.Pool("P", count=1)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 3.0)])
+    >>> m = lo.Model(inst, integral=False)
+    >>> t = m.variable("t")
+    >>> _ = m.add(capacity(m.x)), m.add(maxmin_floor(m.x, t, "raw"), name="level")
+    >>> m.maximize(t)
+    >>> plan = levels_plan(m.lower(), agent=inst.edge_agent, group=inst.edge_agent, group_cap=inst.demands, n_agents=2)
+    >>> plan.coef.tolist(), plan.rows_agent.tolist(), solve_leximin(m.lower(), plan).agent_values.round(6).tolist()
+    ([1.0, 3.0], [0, 1], [0.75, 0.75])
+    """
+    block, t, level = model.variables["x"], model.variables["t"], model.constraints["level"]
+    level.coefs = level.coefs.copy()
+    on_t = level.cols == t.start
+    t_entries = np.flatnonzero(on_t)
+    t_entries = t_entries[np.argsort(level.rows[t_entries], kind="stable")]  # entry of t in row k
+    valued = np.flatnonzero(~on_t)
+    coef = np.bincount(level.cols[valued] - block.start, weights=level.coefs[valued], minlength=block.size)
+    if not np.all(np.isfinite(coef)):
+        raise InputError("the normalised values overflow (a weight or a normaliser is too close to 0 for floating "
+                         "point); rescale the weights or the utilities", path="instance")
+    positive = coef[coef > 0]
+    top = float(positive.max()) if positive.size else 1.0
+    unit = 1.0 / top if not 1e-3 <= top <= 1e3 else 1.0
+    if unit != 1.0:
+        coef = coef * unit
+        level.coefs[valued] *= unit
+    agent = np.asarray(agent, dtype=np.int64)
+    vmax = standalone_max(agent, group, coef, block.upper, np.asarray(group_cap, float), n_agents)
+    rows_agent = agent[level.cols[valued][np.unique(level.rows[valued], return_index=True)[1]] - block.start] \
+        if valued.size else np.zeros(0, dtype=np.int64)
+    included = np.zeros(n_agents, dtype=bool)
+    included[rows_agent] = True
+    if rows_agent.size != level.size or not np.array_equal(included, vmax > 0):
+        raise ValueError("the level rows must be one per agent with a positive standalone value, in agent order")
+    plan = LeximinPlan(block, agent, coef, included, vmax, True, rows_agent, unit=unit)
+    plan.t, plan.level, plan.t_entries = t, level, t_entries
     return plan
 
 

@@ -55,6 +55,7 @@ import time
 
 import numpy as np
 
+from ..declare import Model, capacity, demand, maxmin_floor
 from ..errors import InputError
 from ..instance import Instance
 from ..method_spec import Method, Option, solver_options
@@ -67,7 +68,7 @@ from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
 from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
 from .leximin import (
     FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinOutcome, LeximinPlan, declare_leximin, first_level, leximin_size,
-    solve_leximin,
+    levels_plan, solve_leximin,
 )
 
 __all__ = ["NORMALIZERS", "normalizers", "build_maxmin", "solve_maxmin", "leximin_result"]
@@ -96,7 +97,11 @@ def build_maxmin(
 ) -> tuple[LinearModel, LeximinPlan]:
     """Declare the leximin model: ``x``, ``capacity``, ``demand`` and the level blocks.
 
-    Fractional: ``t`` and ``level`` (``U_i / (w_i E_i) - t >= 0``); integral: ``r``,
+    Fractional: the first level LP, declared with the public modelling API
+    (:class:`laissez_opt.Model`): ``t``, the family ``level``
+    (``maxmin_floor(x, t)``: ``U_i / (w_i E_i) - t >= 0`` for every agent taking
+    part) and ``max t``, with the entries of ``x`` worth nothing bounded by 0;
+    the engine then holds frozen agents at their levels.  Integral: ``r``,
     ``d``, ``excess`` and ``cumulative`` (ordered outcomes).  Returns the model and
     the :class:`~laissez_opt.exact.leximin.LeximinPlan` (its ``columns`` attribute
     holds the allocation's index arithmetic).
@@ -108,22 +113,29 @@ def build_maxmin(
     (['t', 'x'], ['capacity', 'demand', 'level'])
     """
     E = normalizers(instance, normalizer)
-    model = LinearModel("maxmin", sense="max")
-    columns = add_allocation(model, instance, integral=not fractional)
+    columns = AllocationColumns(instance, None)
     u = instance.edge_utility[columns.edge, columns.round]
     scale = instance.weights[columns.agent] * E[columns.agent]
     coef = np.where(scale > 0, u / np.where(scale > 0, scale, 1.0), 0.0)
     rounds = instance.rounds
-    plan = declare_leximin(
-        model,
-        columns.block,
-        agent=columns.agent,
-        coef=coef,
-        group=columns.agent * rounds + columns.round,
-        group_cap=np.repeat(instance.demands, rounds),
-        fractional=fractional,
-        n_agents=instance.n_agents,
-    )
+    group, group_cap = columns.agent * rounds + columns.round, np.repeat(instance.demands, rounds)
+    if fractional:
+        m = Model(instance, name="maxmin", integral=False)
+        m.bound(m.x, upper=np.where(coef > 0, np.inf, 0.0))  # columns without value add nothing
+        m.add(demand(m.x))
+        m.add(capacity(m.x))
+        t = m.variable("t", description="the level being raised")
+        if not m.add(maxmin_floor(m.x, t, normalizer), name="level").size:
+            m.bound(t, upper=0.0)  # nobody takes part: nothing to raise
+        m.maximize(t)
+        model = m.lower()
+        plan = levels_plan(model, agent=columns.agent, group=group, group_cap=group_cap, n_agents=instance.n_agents)
+    else:
+        model = LinearModel("maxmin", sense="max")
+        columns = add_allocation(model, instance, integral=True)
+        plan = declare_leximin(model, columns.block, agent=columns.agent, coef=coef, group=group, group_cap=group_cap,
+                               fractional=False, n_agents=instance.n_agents)
+    columns.block = model.variables["x"]
     plan.columns = columns
     return model, plan
 
