@@ -347,7 +347,8 @@ class Model:
         if variables.model is not self:
             raise InputError("the variables belong to another model", path=where)
         size = variables.size
-        whole = next((b for b in self.variables.values() if variables.cols is b.expr.cols), None)
+        whole = next((b for b in self.variables.values() if variables.cols is b.expr.cols
+                      and variables.coefs is b.expr.coefs and variables.rows is b.expr.rows), None)
         if whole is None or variables.const is not None:
             rows = variables.row_array()
             single = (variables.const is None or not np.any(variables.const)) and variables.cols.size == size
