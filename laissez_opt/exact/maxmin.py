@@ -114,14 +114,13 @@ def build_maxmin(
     """
     E = normalizers(instance, normalizer)
     columns = AllocationColumns(instance, None)
-    u = instance.edge_utility[columns.edge, columns.round]
+    u = instance.edge_utility.reshape(-1) if instance.rounds == 1 else instance.edge_utility[columns.edge, columns.round]
     scale = instance.weights[columns.agent] * E[columns.agent]
-    coef = np.where(scale > 0, u / np.where(scale > 0, scale, 1.0), 0.0)
     rounds = instance.rounds
     group, group_cap = columns.agent * rounds + columns.round, np.repeat(instance.demands, rounds)
     if fractional:
         m = Model(instance, name="maxmin", integral=False)
-        m.bound(m.x, upper=np.where(coef > 0, np.inf, 0.0))  # columns without value add nothing
+        m.bound(m.x, upper=np.where((u > 0) & (scale > 0), np.inf, 0.0))  # columns without value add nothing
         m.add(demand(m.x))
         m.add(capacity(m.x))
         t = m.variable("t", description="the level being raised")
@@ -131,6 +130,7 @@ def build_maxmin(
         model = m.lower()
         plan = levels_plan(model, agent=columns.agent, group=group, group_cap=group_cap, n_agents=instance.n_agents)
     else:
+        coef = np.where(scale > 0, u / np.where(scale > 0, scale, 1.0), 0.0)
         model = LinearModel("maxmin", sense="max")
         columns = add_allocation(model, instance, integral=True)
         plan = declare_leximin(model, columns.block, agent=columns.agent, coef=coef, group=group, group_cap=group_cap,
