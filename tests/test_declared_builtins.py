@@ -301,3 +301,16 @@ def test_adding_a_number_shares_the_coefficient_arrays(two_rounds):
     assert shifted.value(np.ones(6)) == pytest.approx(e.value(np.ones(6)) + 2.5)
     assert (x - 1).const.tolist() == [-1.0] * 6 and (x - 1).cols is x.cols
     assert (2 - x.sum()).value(np.ones(6)) == pytest.approx(-4.0)
+
+
+def test_value_is_exported_at_the_top():
+    assert lo.value is value and "value" in dir(lo)
+
+
+@pytest.mark.parametrize("method,options", [("vcg", {}), ("vcg", {"pivots": "resolve"}), ("maxmin", {"fractional": True})])
+def test_declared_builtins_run_through_pyomo(method, options):
+    inst = lo.load(INSTANCES / "hotos25-table1.json")
+    direct = lo.solve(inst, method, **options)
+    pyomo = lo.solve(inst, method, via="pyomo", **options)
+    assert direct.status == pyomo.status == "optimal" and pyomo.verified
+    assert pyomo.objective == pytest.approx(direct.objective, abs=1e-7)
