@@ -26,8 +26,8 @@ declaration; maxmin: the whole leximin through the engine) and checks that
 they reach the same optimum (relative ``1e-9``) and, for maxmin, the same
 leximin values; it exits with status 1 if not.  Times are medians over at
 least ``--repeat`` runs (3 with ``--quick``), the declarations taking turns;
-one faster than 0.5 s in total is repeated until it has run that long (at
-most 200 runs).  The
+one faster than ``--min-time`` (0.5 s) in total is repeated until it has run
+that long (at most 200 runs).  The
 target, at most 1.5 times the internal declaration, is checked at each
 model's largest size.  Results go to
 ``declared_builtins.json`` and ``declared_builtins.md`` in ``--out`` (default
@@ -117,9 +117,9 @@ MIN_SECONDS = 0.5  # fast declarations are repeated until each has run this long
 MAX_RUNS = 200
 
 
-def medians(runs: dict, repeat: int) -> dict[str, float]:
+def medians(runs: dict, repeat: int, min_seconds: float = MIN_SECONDS) -> dict[str, float]:
     done = {name: [] for name in runs}
-    while any(len(t) < repeat or (sum(t) < MIN_SECONDS and len(t) < MAX_RUNS) for t in done.values()):
+    while any(len(t) < repeat or (sum(t) < min_seconds and len(t) < MAX_RUNS) for t in done.values()):
         for name, run in runs.items():  # take turns: load on the machine hits both alike
             gc.collect()
             t0 = time.perf_counter()
@@ -128,7 +128,7 @@ def medians(runs: dict, repeat: int) -> dict[str, float]:
     return {name: statistics.median(times) for name, times in done.items()}
 
 
-def vcg_row(size: str, repeat: int) -> dict:
+def vcg_row(size: str, repeat: int, min_seconds: float) -> dict:
     n, m = (int(v) for v in size.split("x"))
     instance = lo.generate("uniform", n, m, seed=1)
     a, b = vcg_internal(instance), vcg_declared(instance)
@@ -137,14 +137,14 @@ def vcg_row(size: str, repeat: int) -> dict:
     times = medians({"internal": lambda: to_highs(vcg_internal(instance)),
                      "declared": lambda: to_highs(vcg_declared(instance)),
                      "internal_only": lambda: vcg_internal(instance),
-                     "declared_only": lambda: vcg_declared(instance)}, repeat)
+                     "declared_only": lambda: vcg_declared(instance)}, repeat, min_seconds)
     return {"model": "vcg", "size": size, "columns": instance.n_edges * instance.rounds, **times,
             "ratio": times["declared"] / times["internal"],
             "ratio_only": times["declared_only"] / times["internal_only"], "same": bool(same),
             "objective": sa.objective}
 
 
-def maxmin_row(size: str, repeat: int) -> dict:
+def maxmin_row(size: str, repeat: int, min_seconds: float) -> dict:
     jobs, _, kind = size.partition(":")
     instance = lo.generate("gavel", int(jobs), 3, seed=0, **({"max_count": int(jobs)} if kind == "caps" else {}))
     outcomes = []
@@ -155,7 +155,7 @@ def maxmin_row(size: str, repeat: int) -> dict:
     times = medians({"internal": lambda: to_highs(maxmin_internal(instance)[0]),
                      "declared": lambda: to_highs(maxmin_declared(instance)[0]),
                      "internal_only": lambda: maxmin_internal(instance),
-                     "declared_only": lambda: maxmin_declared(instance)}, repeat)
+                     "declared_only": lambda: maxmin_declared(instance)}, repeat, min_seconds)
     return {"model": "maxmin (fractional levels)", "size": size, "columns": instance.n_edges * instance.rounds,
             **times, "ratio": times["declared"] / times["internal"],
             "ratio_only": times["declared_only"] / times["internal_only"], "same": bool(same),
@@ -168,12 +168,15 @@ def main(argv=None) -> int:
     parser.add_argument("--vcg", default=None, help="comma-separated AGENTSxPOOLS (default 10000x100)")
     parser.add_argument("--maxmin", default=None, help="comma-separated JOBS or JOBS:caps (default 8192,4096:caps)")
     parser.add_argument("--repeat", type=int, default=None, help="least runs of each timing (default 5; 3 with --quick)")
+    parser.add_argument("--min-time", type=float, default=MIN_SECONDS,
+                        help=f"repeat a timing until it has run this long in total (default {MIN_SECONDS} s)")
     parser.add_argument("--out", default=str(HERE / "results"), help="output folder")
     args = parser.parse_args(argv)
     vcg_sizes = (args.vcg or ("1000x100" if args.quick else "10000x100")).split(",")
     maxmin_sizes = (args.maxmin or ("1024,1024:caps" if args.quick else "8192,4096:caps")).split(",")
     repeat = max(3, args.repeat if args.repeat is not None else (3 if args.quick else 5))
-    rows = [vcg_row(s, repeat) for s in vcg_sizes] + [maxmin_row(s, repeat) for s in maxmin_sizes]
+    rows = ([vcg_row(s, repeat, args.min_time) for s in vcg_sizes]
+            + [maxmin_row(s, repeat, args.min_time) for s in maxmin_sizes])
     lines = [
         f"Declaration alone, and with the HiGHS build; median of {repeat} runs, {os.cpu_count()} CPUs "
         f"({platform.processor() or platform.machine()}, Python {platform.python_version()}):",

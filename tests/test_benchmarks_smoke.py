@@ -76,6 +76,23 @@ def test_modelling_overhead_quick(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["modelling_overhead.json", "modelling_overhead.md"]
 
 
+def test_declared_builtins_small(tmp_path):
+    """The re-declared vcg and maxmin levels: the benchmark runs and finds the same optimum both ways."""
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "declared_builtins.py"), "--vcg", "100x10",
+         "--maxmin", "64,64:caps", "--repeat", "3", "--min-time", "0", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "declared_builtins.json").read_text())
+    assert [(r["model"], r["size"]) for r in report["rows"]] == [
+        ("vcg", "100x10"), ("maxmin (fractional levels)", "64"), ("maxmin (fractional levels)", "64:caps")]
+    assert all(r["same"] and r["internal"] > 0 and r["declared_only"] > 0 for r in report["rows"])
+    assert "| vcg | 100x10 |" in (out / "declared_builtins.md").read_text()
+    assert sorted(p.name for p in out.iterdir()) == ["declared_builtins.json", "declared_builtins.md"]
+
+
 def test_certify_scaling_quick(tmp_path):
     """``benchmarks/certify_scaling.py --quick``: every case proven, the reviewer's check agrees, files written."""
     out = tmp_path / "results"
