@@ -23,7 +23,7 @@ from laissez_opt.errors import InputError
 from laissez_opt.exact.common import add_allocation
 from laissez_opt.exact.leximin import declare_leximin, solve_leximin
 from laissez_opt.exact.maxmin import build_maxmin, normalizers, solve_maxmin
-from laissez_opt.exact.vcg import build_vcg, solve_vcg, vcg_reserves, vcg_values
+from laissez_opt.exact.vcg import build_vcg, vcg_reserves, vcg_values
 from laissez_opt.instance import Agent, Edge, Instance, Pool
 from laissez_opt.modeling import LinearModel, solve_model
 from test_maxmin import tiny_instances

@@ -114,9 +114,9 @@ def build_maxmin(
     """
     E = normalizers(instance, normalizer)
     columns = AllocationColumns(instance, None)
-    u = instance.edge_utility.reshape(-1) if instance.rounds == 1 else instance.edge_utility[columns.edge, columns.round]
-    scale = instance.weights[columns.agent] * E[columns.agent]
     rounds = instance.rounds
+    u = instance.edge_utility.reshape(-1) if rounds == 1 else instance.edge_utility[columns.edge, columns.round]
+    scale = instance.weights[columns.agent] * E[columns.agent]
     group, group_cap = columns.agent * rounds + columns.round, np.repeat(instance.demands, rounds)
     if fractional:
         m = Model(instance, name="maxmin", integral=False)

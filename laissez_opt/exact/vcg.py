@@ -7,8 +7,8 @@ per device-hour, the same in every round), otherwise its utility ``u_{i,c,r}``
 (the value of one device for that round).  The operator values each device of
 pool ``c`` it keeps for a round at its reserve ``beta_c = b_c h`` (the base
 price ``b_c`` is per device-hour).  The welfare of a feasible allocation ``x``
-(shared constraints ``capacity`` and ``demand`` of
-:mod:`laissez_opt.exact.common`) is the agents' values plus the operator's
+(the families ``capacity`` and ``demand`` of
+:mod:`laissez_opt.declare.families`) is the agents' values plus the operator's
 reserve value of the unsold device-rounds:
 
 .. math::
