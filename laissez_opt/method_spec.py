@@ -24,7 +24,7 @@ import difflib
 import math
 from dataclasses import dataclass, field
 from numbers import Integral, Real
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .errors import InputError
 
@@ -231,3 +231,37 @@ class Method:
 
     def defaults(self) -> dict:
         return {o.name: o.default for o in self.options}
+
+
+def state_option(fields: str) -> Option:
+    """The declared ``state`` option of a method that carries ``fields`` from one run to the next.
+
+    A simulation hands each round's run the ``details["state"]`` of the previous one, so
+    budgets, turns and tickets (or, for an exact model, the last optimum that seeds a search)
+    continue across rounds instead of restarting.
+
+    >>> state_option("turn").describe_type()
+    "details['state'] of an earlier run | null"
+    """
+    return Option("state", "any", None, f"continue an earlier run from its details['state'] ({fields})",
+                  nullable=True, types=(dict,), accepts="details['state'] of an earlier run")
+
+
+def read_state(state, method: str, fields: Sequence[str]) -> dict | None:
+    """Check the ``state`` option of ``method``: ``None``, or a dict with exactly ``fields``.
+
+    Returns the dict (``None`` when no state is given); the caller checks the values.
+
+    >>> read_state({"turn": "A"}, "round_robin", ["turn"])
+    {'turn': 'A'}
+    >>> read_state({"turn": "A", "x": 1}, "round_robin", ["turn"])
+    Traceback (most recent call last):
+    ...
+    laissez_opt.errors.InputError: state: round_robin state has fields turn, got turn, x
+    """
+    if state is None:
+        return None
+    if not isinstance(state, dict) or sorted(state) != sorted(fields):
+        got = (", ".join(sorted(state)) or "no fields") if isinstance(state, dict) else type(state).__name__
+        raise InputError(f"{method} state has fields {', '.join(fields)}, got {got}", path="state")
+    return state

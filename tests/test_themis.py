@@ -377,3 +377,57 @@ def test_time_limit_reports_bracket():
     result = solve_themis(inst, time_limit=5.0)
     low, high = result.details["bracket"]
     assert low <= high and result.status in ("optimal", "time_limit", "feasible")
+
+
+# ----------------------------------------------------------------------------- the state a simulation carries
+
+
+@settings(max_examples=80, **SETTINGS)
+@given(themis_instances(), st.sampled_from(["optimum", "below", "above", "tiny", "huge", "none"]))
+def test_state_hint_never_changes_the_optimum(instance, where):
+    """Whatever rho the state carries, the search proves the same optimum (brute force)."""
+    expected, _ = ref_integral(instance)
+    plain = lo.solve(instance, "themis")
+    rho = {"optimum": expected, "below": expected * 0.9, "above": expected * 1.1 + 0.1, "tiny": 1e-9,
+           "huge": 1e12, "none": None}[where]
+    if expected <= 0:  # no bidder: nothing to search, and a state's rho must be positive
+        rho = None
+    hinted = lo.solve(instance, "themis", state={"rho": rho})
+    check_result(instance, hinted, expected, fractional=False)
+    assert hinted.details["state"] == {"rho": hinted.objective if hinted.details["bidders"] else None}
+    if where == "optimum" and plain.details["bidders"]:
+        assert hinted.details["solves"] <= plain.details["solves"] + 1
+
+
+def test_state_from_the_previous_run_cuts_the_search():
+    """The second of two equal rounds starts at the first one's optimum: two probes prove it (six without)."""
+    pools = [Pool("fast", count=3), Pool("mid", count=4), Pool("slow", count=9)]
+    agents = [Agent(f"a{i}", work=float(3 + i), elapsed=float(i % 4), demand=1 + i % 3, weight=1.0 + (i % 3 == 0))
+              for i in range(6)]
+    edges = [Edge(a.id, "fast", 2.0 + 0.25 * i) for i, a in enumerate(agents)]
+    edges += [Edge(a.id, "mid", 1.5 + 0.2 * (i % 4)) for i, a in enumerate(agents)]
+    edges += [Edge(a.id, "slow", 1.0 + 0.125 * i) for i, a in enumerate(agents)]
+    instance = Instance(pools=pools, agents=agents, edges=edges)
+    first = lo.solve(instance, "themis")
+    second = lo.solve(instance, "themis", state=first.details["state"])
+    assert second.status == first.status == "optimal"
+    assert second.objective == first.objective
+    assert np.array_equal(second.amounts, first.amounts)
+    probes = [e for e in second.details["search"] if e["stage"] == "probe"]
+    assert [e["status"] for e in probes] == ["optimal", "infeasible"]
+    assert len(probes) < len([e for e in first.details["search"] if e["stage"] == "probe"])
+
+
+@pytest.mark.parametrize("state, problem", [
+    ({"rho": -1.0}, "state.rho: themis state's rho must be a positive finite number"),
+    ({"rho": float("nan")}, "state.rho: themis state's rho must be a positive finite number"),
+    ({"rho": "1.5"}, "state.rho: themis state's rho must be a positive finite number"),
+    ({"rho": 1.5, "turn": 0}, "state: themis state has fields rho, got rho, turn"),
+    ({}, "state: themis state has fields rho, got no fields"),
+])
+def test_state_is_checked(state, problem):
+    instance = Instance(pools=[Pool("P", count=2)], agents=[Agent("A", work=4.0), Agent("B", work=2.0)],
+                        edges=[Edge("A", "P", 1.0), Edge("B", "P", 1.0)])
+    with pytest.raises(InputError) as err:
+        lo.solve(instance, "themis", state=state)
+    assert str(err.value).startswith(problem)

@@ -86,7 +86,7 @@ import numpy as np
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
 from ..limits import remaining
-from ..method_spec import Method, Option, solver_options
+from ..method_spec import Method, Option, read_state, solver_options, state_option
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import Solution
 from ..result import Result
@@ -711,7 +711,7 @@ def next_rates(instance: Instance, data: ThemisData, floor: np.ndarray, *, node_
     return out
 
 
-def _integral_search(log, oracle, data, instance, lo, hi, best, *, tol, clock, max_iterations):
+def _integral_search(log, oracle, data, instance, lo, hi, best, *, tol, clock, max_iterations, hint=None):
     """Feasibility ILPs (``probe``), alternating two kinds:
 
     * bisection: at ``rho`` in the middle of ``[lo, hi]``, rows ``r_i >= (1 + KAPPA) / (rho - a_i)``;
@@ -722,11 +722,39 @@ def _integral_search(log, oracle, data, instance, lo, hi, best, *, tol, clock, m
       (an allocation beating ``hi`` by more gives every bidder a rate above that floor, hence
       at least ``nu_i``), feasible improves ``hi``.
 
+    ``hint`` (a guess of ``rho*``, such as the previous round's optimum in a simulation) adds one
+    exact probe first, rows ``r_i >= nu_i`` with ``nu_i`` the next rate above ``(1 - TIE)/(hint - a_i)``:
+    feasible brings ``hi`` to at most ``hint`` and the search goes on with a descent, infeasible
+    lifts ``lo`` to about ``hint``.  Either way the bracket stays certified, so the hint changes
+    how many probes the search needs, never what it proves.
+
     Returns ``(lo, hi, best, proven, timed_out)``."""
     bidders = data.bidders
     lag_b = data.lag[bidders]
     proven, timed_out = True, False
-    for k in range(max_iterations):
+    first = used = 0
+    # lo may sit a rounding below an optimum that equals the LP bound: probe such a hint too.
+    if hint is not None and lo * (1 - 2 * TIE) <= hint < hi and not clock.out():
+        floor = (1 - TIE) / (hint - lag_b)
+        targets = next_rates(instance, data, floor)
+        if np.all(np.isfinite(targets)):  # NaN: too many combinations; inf: hint below some bidder's best
+            used = 1
+            try:
+                out = log.run(oracle, hint, "probe", None, clock.left(), targets)
+            except NoSolutionError:
+                return lo, hi, best, proven, True
+            if out.status == "infeasible":
+                lo = max(lo, float(np.min(lag_b + 1.0 / floor)))
+            elif out.amounts is not None:
+                if out.status == "time_limit":
+                    return lo, hi, best, proven, True
+                proven = proven and out.status == "optimal"
+                amounts = np.round(out.amounts)
+                value = data.max_rho(instance, amounts)
+                if value < hi:
+                    hi, best = value, amounts
+                    first = 1  # next: the descent probe at the new hi
+    for k in range(first, first + max_iterations - used):
         if _closed(lo, hi, tol):
             break
         if clock.out():
@@ -829,6 +857,7 @@ def solve_themis(
     verbose: bool = False,
     backend: str | None = None,
     compress: str = "auto",
+    state: dict | None = None,
 ) -> Result:
     """Minimise ``max_{i in B} rho_i`` and make the rest work-conserving; see the module docstring.
 
@@ -861,7 +890,14 @@ def solve_themis(
     has weight ``n_g w``, demand ``n_g d`` and work ``n_g W``, so its ``X^id``, rate
     and ``rho`` under the even split are each member's, while the second stage
     weighs its welfare by the member weight ``w`` (``models/compression.md``).
+
+    ``state`` (integral mode): the ``details["state"]`` of an earlier run, ``{"rho": rho*}``,
+    which a simulation hands from one round to the next.  Its ``rho*`` is probed first
+    (see :func:`_integral_search`); when consecutive rounds share their optimum, as they
+    mostly do under a steady load, the search then needs two probes instead of six to
+    ten.  The bracket stays certified, so the optimum found does not depend on the state.
     """
+    hint = _hint(read_state(state, "themis", ["rho"]))
     if compress not in COMPRESS_CHOICES:
         raise InputError(f"unknown compress {compress!r}; choose one of {', '.join(COMPRESS_CHOICES)}",
                          path="option compress")
@@ -881,7 +917,18 @@ def solve_themis(
                 out.details["agents"] = finish_times(instance, data, out.amounts[:, 0])
                 out.details["candidates"] = int(data.candidates.size)
             return out
-    return _solve_themis(instance, fractional=fractional, **kwargs)
+    return _solve_themis(instance, fractional=fractional, hint=hint, **kwargs)
+
+
+def _hint(state: dict | None) -> float | None:
+    if state is None:
+        return None
+    rho = state["rho"]
+    if rho is None:
+        return None
+    if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not math.isfinite(rho) or rho <= 0:
+        raise InputError(f"themis state's rho must be a positive finite number or null, got {rho!r}", path="state.rho")
+    return float(rho)
 
 
 def _solve_themis(
@@ -899,6 +946,7 @@ def _solve_themis(
     verbose: bool,
     backend: str | None,
     welfare_weight: np.ndarray | None = None,
+    hint: float | None = None,
 ) -> Result:
     """:func:`solve_themis` on ``instance``; ``welfare_weight`` replaces the weights of the second
     stage's welfare (a class instance weighs it by the member weight ``w``, not ``n_g w``)."""
@@ -940,7 +988,8 @@ def _solve_themis(
             _, where = select_bidders(instance, data.candidates, placement=True)
             best = _placement_amounts(instance, {i: where[i] for i in bidders.tolist()})
             hi = data.max_rho(instance, best)
-            lo, hi, best, proven, timed_out = _integral_search(log, route, data, instance, lo, hi, best, **search)
+            lo, hi, best, proven, timed_out = _integral_search(log, route, data, instance, lo, hi, best, hint=hint,
+                                                                **search)
 
     # Second stage: bidders held at rho_i <= hi; the others' welfare first, then everyone's.
     final = best if best is not None else np.zeros(instance.n_edges)
@@ -1004,6 +1053,8 @@ def _solve_themis(
         "search": entries if len(entries) <= 60 else entries[:30] + entries[-30:],
         "agents": finish_times(instance, data, final),
     }
+    if not fractional:
+        details["state"] = {"rho": objective if bidders.size else None}
     message = ""
     if not bidders.size:
         message = "no agent has positive work and a positive ideal rate: nothing to schedule fairly"
@@ -1074,6 +1125,7 @@ METHOD = Method(
                above=0, maximum=0.5),
         Option("max_iterations", "int", 200, "most LP/ILP evaluations of the bracket search", minimum=1, maximum=10**6),
         compress_option(),
+        state_option("rho: an earlier optimum, probed first in integral mode"),
     ),
     estimate=lambda instance, options: allocation_size(
         instance, extra_constraints=instance.n_agents, extra_nonzeros=instance.n_edges,

@@ -44,7 +44,7 @@ import numpy as np
 from ..errors import InputError
 from ..instance import Instance
 from ..limits import SizeEstimate, check_deadline
-from ..method_spec import Option
+from ..method_spec import Option, read_state, state_option  # noqa: F401  (the heuristics' shared names)
 from ..result import Result, allocation_records, edge_utilities
 
 __all__ = [
@@ -113,39 +113,6 @@ def agent_of(instance: Instance, agent_id, path: str) -> int:
     if index is None:
         raise InputError(f"unknown agent id {agent_id!r}", path=path)
     return index
-
-
-def state_option(fields: str) -> Option:
-    """The declared ``state`` option of a heuristic that carries ``fields`` from one run to the next.
-
-    A simulation hands each round's run the ``details["state"]`` of the previous one, so
-    budgets, turns and tickets continue across rounds instead of restarting.
-
-    >>> state_option("turn").describe_type()
-    "details['state'] of an earlier run | null"
-    """
-    return Option("state", "any", None, f"continue an earlier run from its details['state'] ({fields})",
-                  nullable=True, types=(dict,), accepts="details['state'] of an earlier run")
-
-
-def read_state(state, method: str, fields: Sequence[str]) -> dict | None:
-    """Check the ``state`` option of ``method``: ``None``, or a dict with exactly ``fields``.
-
-    Returns the dict (``None`` when no state is given); the caller checks the values.
-
-    >>> read_state({"turn": "A"}, "round_robin", ["turn"])
-    {'turn': 'A'}
-    >>> read_state({"turn": "A", "x": 1}, "round_robin", ["turn"])
-    Traceback (most recent call last):
-    ...
-    laissez_opt.errors.InputError: state: round_robin state has fields turn, got turn, x
-    """
-    if state is None:
-        return None
-    if not isinstance(state, dict) or sorted(state) != sorted(fields):
-        got = ", ".join(sorted(state)) if isinstance(state, dict) else type(state).__name__
-        raise InputError(f"{method} state has fields {', '.join(fields)}, got {got}", path="state")
-    return state
 
 
 def present_agents(instance: Instance, r: int) -> list[int]:
