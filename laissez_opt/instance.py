@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -362,16 +362,59 @@ class Instance:
         self.__dict__.update(views)
         return self
 
+    def _records_later(self, field: str, count: int, build: Callable[[], tuple]) -> None:
+        """Make ``agents`` or ``edges`` (``field``) a tuple of ``count`` records that ``build()`` makes on first use.
+
+        A solver reads the array views, not the records: a file read for a
+        solve need not pay a Python object per edge (about a third of reading
+        a large file) unless something asks for the records.  ``build`` must
+        be picklable (a ``functools.partial`` of a module function), since
+        instances travel to worker processes.
+        """
+        self.__dict__.pop("_" + field, None)
+        self.__dict__[f"_{field}_later"] = (count, build)
+
+    def _records(self, field: str) -> tuple:
+        records = self.__dict__.get("_" + field)
+        if records is None:
+            _, build = self.__dict__.pop(f"_{field}_later")
+            records = self.__dict__["_" + field] = build()
+        return records
+
+    def _count(self, field: str) -> int:
+        later = self.__dict__.get(f"_{field}_later")
+        return later[0] if later is not None else len(self.__dict__["_" + field])
+
+    @property
+    def agents(self) -> tuple[Agent, ...]:
+        """The agent records, in the order of every array view's rows."""
+        return self._records("agents")
+
+    @agents.setter
+    def agents(self, value) -> None:
+        self.__dict__.pop("_agents_later", None)
+        self.__dict__["_agents"] = value
+
+    @property
+    def edges(self) -> tuple[Edge, ...]:
+        """The edge records, in the order of every edge view."""
+        return self._records("edges")
+
+    @edges.setter
+    def edges(self, value) -> None:
+        self.__dict__.pop("_edges_later", None)
+        self.__dict__["_edges"] = value
+
     def __repr__(self) -> str:
         return (
             f"Instance({self.name!r}: {self.n_agents} agents, {self.n_pools} pools "
-            f"({int(self.counts.sum())} devices), {len(self.edges)} edges, {self.rounds} rounds)"
+            f"({int(self.counts.sum())} devices), {self.n_edges} edges, {self.rounds} rounds)"
         )
 
     # ----------------------------------------------------------------- sizes
     @property
     def n_agents(self) -> int:
-        return len(self.agents)
+        return self._count("agents")
 
     @property
     def n_pools(self) -> int:
@@ -379,7 +422,7 @@ class Instance:
 
     @property
     def n_edges(self) -> int:
-        return len(self.edges)
+        return self._count("edges")
 
     # --------------------------------------------------------------- indices
     @cached_property

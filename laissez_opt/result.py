@@ -45,12 +45,12 @@ MAX_HTML_ROWS, MAX_HTML_COLUMNS = 20, 12
 
 def allocation_records(instance: Instance, amounts: np.ndarray, *, tol: float = 1e-9) -> list[dict]:
     """Nonzero entries of an ``E x R`` amount array as ``{"agent", "pool", "round", "amount"}`` records."""
-    records = []
     edges, rounds = np.nonzero(amounts > tol)
-    for e, r in zip(edges.tolist(), rounds.tolist()):
-        edge = instance.edges[e]
-        records.append({"agent": edge.agent, "pool": edge.pool, "round": r, "amount": float(amounts[e, r])})
-    return records
+    # Through the edge views: a large instance read from a file need not build its edge records.
+    agents, pools = instance.agents, instance.pools
+    return [{"agent": agents[i].id, "pool": pools[c].id, "round": r, "amount": a}
+            for i, c, r, a in zip(instance.edge_agent[edges].tolist(), instance.edge_pool[edges].tolist(),
+                                  rounds.tolist(), amounts[edges, rounds].tolist())]
 
 
 def edge_utilities(instance: Instance, amounts: np.ndarray) -> np.ndarray:

@@ -800,7 +800,7 @@ def _highs_basis(lp: ExactLP, model, strict: bool):
 
     options = {"presolve": "off", "primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10,
                "simplex_strategy": 4} if strict else None
-    return solve_highs(model, duals=True, highs_options=options)
+    return solve_highs(model, duals="basis", highs_options=options)
 
 
 def solve_exact(lp: ExactLP, *, model=None, max_pivots: int = 500) -> ExactSolution:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import gc
 import re
 from collections import deque
+from functools import partial
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any, Sequence
@@ -204,6 +205,11 @@ def _optional(values: np.ndarray, missing: np.ndarray) -> list:
     return out
 
 
+_AGENT_RECORD = ("id", "weight", "demand", "work", "arrival", "deadline", "elapsed", "migration_cost", "budget",
+                 "arrivals", "required", "task")
+_EDGE_RECORD = ("agent", "pool", "utility", "bid", "cost")
+
+
 def _build(cls, names: Sequence[str], columns: Sequence[list]) -> tuple:
     """Records of the frozen, slotted dataclass ``cls``, one list of values per field.
 
@@ -284,9 +290,9 @@ def instance_fast(data: Any, source: str, name: str, pools_of) -> Instance | Non
     edge_cols = _edge_columns(edges, *edge_fields, rounds, agent_ids, pool_index, len(inst.pools), views)
     if edge_cols is None:
         return None
-    inst.agents = _build(Agent, ("id", "weight", "demand", "work", "arrival", "deadline", "elapsed",
-                                 "migration_cost", "budget", "arrivals", "required", "task"), agent_cols)
-    inst.edges = _build(Edge, ("agent", "pool", "utility", "bid", "cost"), edge_cols)
+    # The records are built when first asked for: a solve reads only the views.
+    inst._records_later("agents", len(agent_ids), partial(_build, Agent, _AGENT_RECORD, agent_cols))
+    inst._records_later("edges", len(edges), partial(_build, Edge, _EDGE_RECORD, edge_cols))
     inst.__dict__.update(views)
     return inst
 

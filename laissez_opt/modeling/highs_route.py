@@ -19,14 +19,17 @@ from .solution import Duals, Solution, relative_gap
 __all__ = ["solve_highs", "highs_duals"]
 
 
-def highs_duals(h, column_lower: np.ndarray, row_lower: np.ndarray) -> Duals:
-    """The duals and the basis of the LP optimum held by the ``highspy.Highs`` object ``h``.
+def highs_duals(h, column_lower: np.ndarray, row_lower: np.ndarray, *, basis: bool = True) -> Duals:
+    """The duals (and, with ``basis``, the basis) of the LP optimum held by the ``highspy.Highs`` object ``h``.
 
     HiGHS reports ``col_dual = c - A^T row_dual`` in both senses, which is the
     convention of :class:`~laissez_opt.modeling.solution.Duals`; its basis
     status numbering (lower 0, basic 1, upper 2, zero 3, nonbasic 4) is kept,
     with "nonbasic" (4, a column HiGHS never moved) read as "at its lower bound"
     when that bound (``column_lower``, ``row_lower``) is finite and "zero" otherwise.
+    The basis crosses from HiGHS as one Python object per row and column (about
+    a second at 300,000 columns), so only callers that use it (the exact
+    certificates) ask for it.
 
     >>> import numpy as np
     >>> from laissez_opt.modeling import LinearModel
@@ -35,11 +38,15 @@ def highs_duals(h, column_lower: np.ndarray, row_lower: np.ndarray) -> Duals:
     >>> _ = m.add_constraints("budget", rows=np.array([0, 0]), cols=x.columns([0, 1]), coefs=np.ones(2),
     ...                       upper=np.array([1.0]))
     >>> m.set_objective(x, np.array([1.0, 3.0]))
-    >>> d = solve_highs(m, duals=True).duals          # filled by highs_duals
+    >>> d = solve_highs(m, duals="basis").duals       # filled by highs_duals
     >>> d.row.tolist(), (d.column + 0.0).tolist(), d.column_basis.tolist()   # z = c - A^T y
     ([1.0], [0.0, 2.0], [1, 2])
+    >>> solve_highs(m, duals=True).duals.column_basis is None
+    True
     """
     sol = h.getSolution()
+    if not basis:
+        return Duals(np.asarray(sol.row_dual, dtype=np.float64), np.asarray(sol.col_dual, dtype=np.float64))
     basis = h.getBasis()
     column_basis = np.fromiter(map(int, basis.col_status), dtype=np.int8, count=len(basis.col_status))
     row_basis = np.fromiter(map(int, basis.row_status), dtype=np.int8, count=len(basis.row_status))
@@ -120,7 +127,7 @@ def solve_highs(
     mip_gap: float = 1e-7,
     verbose: bool = False,
     relax_integrality: bool | None = None,
-    duals: bool = False,
+    duals: bool | str = False,
     highs_options: dict | None = None,
 ) -> Solution:
     """Solve ``model`` with HiGHS through highspy's matrix API.
@@ -129,8 +136,8 @@ def solve_highs(
     (:meth:`LinearModel.integrality_is_free`), the model is solved as an LP and
     the vertex returned is checked to be integral; should it not be (it can only
     happen on a non-vertex solution), the MIP is solved instead.  ``duals=True``
-    attaches the LP optimum's duals and basis (:func:`highs_duals`) to an
-    optimal LP solution; ``highs_options`` sets further HiGHS options by name
+    attaches the LP optimum's duals (:func:`highs_duals`) to an optimal LP
+    solution, ``duals="basis"`` its basis as well; ``highs_options`` sets further HiGHS options by name
     (tolerances, ``presolve``) for callers that need them.
     """
     import highspy
@@ -201,7 +208,7 @@ def solve_highs(
         gap = float(info.mip_gap) if integral else 0.0
         solution = Solution("optimal", values, objective, bound, gap, "highs", route, build_s, solve_s, text)
         if duals and not integral:
-            solution.duals = highs_duals(h, model.bounds()[0], model.row_bounds()[0])
+            solution.duals = highs_duals(h, model.bounds()[0], model.row_bounds()[0], basis=duals == "basis")
         return solution
     if status in (S.kTimeLimit, S.kIterationLimit, S.kInterrupt, S.kSolutionLimit) or has_solution:
         if not has_solution:
