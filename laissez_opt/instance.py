@@ -379,7 +379,22 @@ class Instance:
 
     @property
     def n_edges(self) -> int:
-        return len(self.edges)
+        edges = self.__dict__.get("edges")
+        return len(edges) if edges is not None else len(self.edge_agent)
+
+    @cached_property
+    def edges(self) -> tuple[Edge, ...]:
+        """The edge records, in file order.
+
+        Set by the constructor; a reader that checked the edges as columns
+        (the binary form, :mod:`laissez_opt.io.binary`) may leave them to be
+        built here on first use from ``_deferred_edges`` (a callable giving the
+        records), with ``edge_agent`` and the other array views set already.
+        """
+        deferred = self.__dict__.pop("_deferred_edges", None)
+        if deferred is None:
+            raise AttributeError("edges")
+        return tuple(deferred())
 
     # --------------------------------------------------------------- indices
     @cached_property

@@ -164,7 +164,7 @@ def instance_to_npz(instance: Instance, *, compressed: bool = False) -> bytes:
             len(rows), instance.rounds)
     rows = [i for i, a in enumerate(agents) if a.task is not None]
     if rows:
-        pairs = [agents[i].task for i in rows]
+        pairs = [sorted(agents[i].task) for i in rows]  # kinds in order, as the JSON form writes them
         arrays["agent_task_rows"] = np.array(rows, np.int32)
         arrays["agent_task_offsets"] = np.cumsum([0] + [len(p) for p in pairs], dtype=np.int64)
         arrays["agent_task_kind"] = _encode_ids([k for p in pairs for k, _ in p])
@@ -418,11 +418,11 @@ def _read(archive: _Archive, name_rule) -> Instance:
                 raise archive.error(f"agent_id[{k}]", f"duplicate agent id {value!r} (first at agent_id[{seen[value]}])")
             seen[value] = k
     agent_cols, views = _agents(archive, n, rounds, ids, index)
-    edge_cols = _edges(archive, n, rounds, ids, inst.pools, views)
+    deferred = _edges(archive, n, rounds, ids, inst.pools, views)
     inst.agents = _build(Agent, ("id", "weight", "demand", "work", "arrival", "deadline", "elapsed",
                                  "migration_cost", "budget", "arrivals", "required", "task"), agent_cols)
-    inst.edges = _build(Edge, ("agent", "pool", "utility", "bid", "cost"), edge_cols)
-    inst.__dict__.update(views)
+    del inst.__dict__["edges"]  # built on first use (Instance.edges) from the checked columns
+    inst.__dict__.update(views, _deferred_edges=deferred)
     return inst
 
 
@@ -551,8 +551,8 @@ def _edges(archive: _Archive, n: int, rounds: int, ids: list, pools: tuple, view
                                                 f"{pools[pool[second]].id!r} (first at edges[{first}])")
     utility = archive.get("edge_utility", "f", (e_count,))
     _reals(archive, "edge_utility", utility)
-    utilities = utility.tolist()
     table = utility[:, None].copy() if rounds == 1 else None
+    rows = per_round = None
     if _pair(archive, *_PAIRS[1]):
         rows = _rows(archive, "edge_utility_rows", None, e_count, "edge")
         per_round = archive.get("edge_utility_rounds", "f", (rows.size, rounds))
@@ -566,20 +566,50 @@ def _edges(archive: _Archive, n: int, rounds: int, ids: list, pools: tuple, view
                                     f"got {utility[rows[j]]!r} and {per_round[j, 0]!r}")
             table = np.repeat(utility[:, None], rounds, axis=1) if table is None else table
             table[rows] = per_round
-            for k, row in zip(rows.tolist(), map(tuple, per_round.tolist())):
-                utilities[k] = row
     extra = []
     for name in ("edge_bid", "edge_cost"):
         if _optional_pair(archive, name):
             values, given = archive.get(name, "f", (e_count,)), archive.get(f"{name}_given", "b", (e_count,))
             _reals(archive, name, values, given=given)
-            extra.append(_optional(values, ~given))
+            extra.append((values, given))
         else:
-            extra.append([None] * e_count)
+            extra.append(None)
     pool_ids = [p.id for p in pools]
-    agent_names = list(map(ids.__getitem__, agent.tolist()))
-    pool_names = list(map(pool_ids.__getitem__, pool.tolist()))
     views.update(edge_agent=agent, edge_pool=pool, pool_index={p: c for c, p in enumerate(pool_ids)})
     if table is not None:
         views["edge_utility"] = table
-    return [agent_names, pool_names, utilities, *extra]
+    return _EdgeRecords(ids, pool_ids, agent, pool, utility, rows, per_round, *extra)
+
+
+class _EdgeRecords:
+    """The edge records of checked columns, built when first asked for (:attr:`Instance.edges`).
+
+    Everything was checked when the file was read; building a million
+    records takes longer than reading and checking them, and a solve that
+    works on the array views never needs them.
+    """
+
+    __slots__ = ("ids", "pool_ids", "agent", "pool", "utility", "rows", "per_round", "bid", "cost")
+
+    def __init__(self, ids, pool_ids, agent, pool, utility, rows, per_round, bid, cost):
+        self.ids, self.pool_ids, self.agent, self.pool = ids, pool_ids, agent, pool
+        self.utility, self.rows, self.per_round, self.bid, self.cost = utility, rows, per_round, bid, cost
+
+    def __getstate__(self):
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state):
+        for name, value in state.items():
+            setattr(self, name, value)
+
+    def __call__(self) -> tuple:
+        count = self.utility.size
+        utilities = self.utility.tolist()
+        if self.rows is not None:
+            for k, row in zip(self.rows.tolist(), map(tuple, self.per_round.tolist())):
+                utilities[k] = row
+        extra = [[None] * count if pair is None else _optional(pair[0], ~pair[1]) for pair in (self.bid, self.cost)]
+        agent_names = list(map(self.ids.__getitem__, self.agent.tolist()))
+        pool_names = list(map(self.pool_ids.__getitem__, self.pool.tolist()))
+        return _build(Edge, ("agent", "pool", "utility", "bid", "cost"),
+                      [agent_names, pool_names, utilities, *extra])
