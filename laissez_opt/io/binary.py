@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import io
 import json
-import zipfile
 from typing import Any
 
 import numpy as np
@@ -202,7 +201,7 @@ class _Archive:
             raise self.error("$", "not an .npz archive (a zip file of NumPy arrays); JSON instances end in .json")
         try:
             self.npz = np.load(io.BytesIO(data), allow_pickle=False)
-        except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
+        except Exception as exc:  # zipfile.BadZipFile, EOFError, ValueError, ...: a damaged archive, whatever the damage
             raise self.error("$", f"not a readable .npz archive: {_reason(exc)}") from None
         if not hasattr(self.npz, "files"):  # a bare .npy file
             raise self.error("$", "not an .npz archive (a single .npy array)")
@@ -231,7 +230,9 @@ class _Archive:
         """Member ``name``: dtype kind in ``kind`` ('f' float64, 'i' integer, 'b' bool, 'u' uint8), ``shape``."""
         try:
             value = self.npz[name]
-        except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, RuntimeError) as exc:
+        except MemoryError:
+            raise self.error(name, "declares an array too large to hold in memory") from None
+        except Exception as exc:  # a bad CRC, a truncated member, a damaged .npy header, pickled objects, ...
             raise self.error(name, f"unreadable array: {_reason(exc)}") from None
         if not isinstance(value, np.ndarray):
             raise self.error(name, "not a NumPy array (.npy) member")
