@@ -350,3 +350,31 @@ def test_unknown_ids_and_params_keep_their_own_errors_with_npz_names(tmp_path):
     result = CliRunner().invoke(cli, ["validate", str(tmp_path / "missing.npz")])
     assert result.exit_code == 2 and "file not found" in result.output
     assert ids is not None and positive is not None and Edge is not None  # strategies shared with test_roundtrip
+
+
+def test_certify_and_frontier_give_the_same_answers_on_both_forms(tmp_path):
+    from laissez_opt.analysis.rational import exact_instance
+
+    source = INSTANCES / "hotos25-section5-bids.json"
+    npz = tmp_path / "bids.npz"
+    save_instance(load_instance(source), npz)
+    from_json, from_npz = exact_instance(load_instance(source)), exact_instance(load_instance(npz))
+    assert (from_json.origin, from_npz.origin) == ("file", "repr")
+    for name in ("weights", "counts", "base_prices", "utility", "bids", "work", "elapsed", "round_hours"):
+        assert getattr(from_json, name) == getattr(from_npz, name), name  # canonical decimals are the floats' repr
+    runner = CliRunner()
+    result = tmp_path / "result.json"
+    assert runner.invoke(cli, ["solve", str(npz), "--method", "welfare", "-o", str(result)]).exit_code == 0
+    outputs = {}
+    for path in (source, npz):
+        proven = runner.invoke(cli, ["certify", str(path), str(result), "--json"])
+        assert proven.exit_code == 0, proven.output
+        out = tmp_path / f"frontier-{path.suffix[1:]}"
+        traced = runner.invoke(cli, ["frontier", str(path), "-o", str(out), "--no-plot", "--methods", "greedy"])
+        assert traced.exit_code == 0, traced.output
+        report = json.loads((out / "frontier.json").read_text())
+        certificate = json.loads(proven.output)
+        assert certificate["proven"], certificate
+        curve = {k: v for k, v in report["frontier"].items() if k != "seconds"}
+        outputs[path.suffix] = (certificate["exact"], certificate["lps"], curve, report["max_level"])
+    assert outputs[".npz"] == outputs[".json"]

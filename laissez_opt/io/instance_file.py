@@ -160,7 +160,7 @@ def load_instance(path: str | os.PathLike) -> Instance:
 
     >>> import laissez_opt as lo, pathlib
     >>> load_instance(pathlib.Path(lo.__file__).parent.parent / "instances" / "hotos25-table1.json").n_pools
-    2
+    3
     """
     from .binary import instance_from_npz, is_binary
 
