@@ -295,9 +295,9 @@ def _integers(archive: _Archive, name: str, values: np.ndarray, *, what: str, mi
     return out
 
 
-def _rows(archive: _Archive, name: str, size: int, limit: int, what: str) -> np.ndarray:
-    """A strictly increasing integer array of ``size``-long rows indexing ``0..limit-1``."""
-    rows = archive.get(name, "i", (size,) if size is not None else (None,))
+def _rows(archive: _Archive, name: str, limit: int, what: str) -> np.ndarray:
+    """A strictly increasing 1-D integer array of rows, each in ``0..limit-1``."""
+    rows = archive.get(name, "i", (None,))
     if rows.size:
         if rows.min() < 0 or rows.max() >= limit:
             k = _first((rows < 0) | (rows >= limit))
@@ -470,7 +470,7 @@ def _agents(archive: _Archive, n: int, rounds: int, ids: list, index: dict):
                 else [False] * n)
     arrivals_column = nothing
     if _pair(archive, *_PAIRS[0]):
-        rows = _rows(archive, "agent_arrivals_rows", None, n, "agent")
+        rows = _rows(archive, "agent_arrivals_rows", n, "agent")
         table = archive.get("agent_arrivals", "f", (rows.size, rounds))
         _reals(archive, "agent_arrivals", table)
         arrivals_column = list(nothing)
@@ -502,7 +502,7 @@ def _tasks(archive: _Archive, n: int) -> list:
     for name in _TASK:
         if name not in archive:
             raise archive.error(name, f"missing array (the task vectors need {', '.join(_TASK)})")
-    rows = _rows(archive, "agent_task_rows", None, n, "agent")
+    rows = _rows(archive, "agent_task_rows", n, "agent")
     t = rows.size
     offsets = archive.get("agent_task_offsets", "i", (t + 1,)).astype(np.int64)
     kinds = _decode_ids(archive, "agent_task_kind", "resource kind")
@@ -555,7 +555,7 @@ def _edges(archive: _Archive, n: int, rounds: int, ids: list, pools: tuple, view
     table = utility[:, None].copy() if rounds == 1 else None
     rows = per_round = None
     if _pair(archive, *_PAIRS[1]):
-        rows = _rows(archive, "edge_utility_rows", None, e_count, "edge")
+        rows = _rows(archive, "edge_utility_rows", e_count, "edge")
         per_round = archive.get("edge_utility_rounds", "f", (rows.size, rounds))
         _reals(archive, "edge_utility_rounds", per_round)
         if rows.size:
