@@ -32,7 +32,7 @@ __all__ = [
 
 
 def load(path: str | os.PathLike) -> Instance:
-    """Read, validate and check an instance file.
+    """Read, validate and check an instance file: JSON, or the binary ``.npz`` form (by suffix or zip signature).
 
     >>> import laissez_opt as lo, pathlib
     >>> lo.load(pathlib.Path(lo.__file__).parent.parent / "instances" / "hotos25-table1.json").n_agents

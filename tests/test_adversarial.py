@@ -204,3 +204,59 @@ def test_every_method_on_extreme_instances_gives_a_verified_result_or_a_clear_er
     assert result.verified
     for value in (result.objective, result.bound):
         assert value is None or not math.isnan(value)
+
+
+# ----------------------------------------------------------------------------- the binary form (.npz)
+
+def _binary_corpus() -> list[tuple[str, bytes]]:
+    """The valid base instance in the binary form, truncated and with single bits flipped (seeded)."""
+    import random
+
+    from laissez_opt.io.binary import instance_to_npz
+
+    valid = instance_to_npz(lo.instance_from_dict(BASE))
+    cases = [(f"npz truncated to {k} bytes", valid[:k]) for k in (4, 30, len(valid) // 3, len(valid) - 30,
+                                                                    len(valid) - 1)]
+    rng = random.Random(16)
+    for _ in range(60):
+        damaged = bytearray(valid)
+        position = rng.randrange(len(valid))
+        damaged[position] ^= 1 << rng.randrange(8)
+        cases.append((f"npz bit flipped at byte {position}", bytes(damaged)))
+    return cases
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".json"])
+def test_damaged_binary_files_get_clear_errors_or_verified_results(tmp_path, suffix):
+    """Read by suffix (.npz) or by the zip signature (.json): exit 0, 2, 3 or 4, one line, never a traceback."""
+    runner = CliRunner()
+    refused = 0
+    for k, (label, content) in enumerate(_binary_corpus()):
+        path = tmp_path / f"case{k}{suffix}"
+        path.write_bytes(content)
+        result = runner.invoke(cli, ["validate", str(path)])
+        _check_run(result, label)
+        if result.exit_code == 0:
+            solved = runner.invoke(cli, ["solve", str(path), "--method", "welfare", "--time-limit", "10"])
+            _check_run(solved, f"{label} / welfare")
+        else:
+            refused += 1
+            assert result.output.count("\n") == 1 and f"case{k}{suffix}: " in result.output, (label, result.output)
+    assert refused >= 30  # most damage is caught (a flipped bit in a zip timestamp is harmless)
+
+
+def test_valid_corpus_instances_read_the_same_from_the_binary_form(tmp_path):
+    from laissez_opt.io.binary import instance_from_npz, instance_to_npz
+
+    valid = 0
+    for label, content in CORPUS:
+        if isinstance(content, bytes):
+            continue
+        try:
+            inst = lo.instance_from_dict(json.loads(content))
+        except (LaissezOptError, ValueError, RecursionError):
+            continue
+        valid += 1
+        again = instance_from_npz(instance_to_npz(inst), "x.npz")
+        assert lo.dumps_instance(again) == lo.dumps_instance(inst), label
+    assert valid >= 10

@@ -121,3 +121,18 @@ def test_io_scaling_quick(tmp_path):
     assert [s["size"] for s in report["sizes"]] == ["100x10:dense", "1000x100"]
     assert all(s["same_instance"] and s["verified"] for s in report["sizes"])
     assert sorted(p.name for p in out.iterdir()) == ["io_scaling.json", "io_scaling.md"]
+
+
+def test_io_binary_quick(tmp_path):
+    """The binary-form reading benchmark runs at its quick sizes; both forms give the same instance."""
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "io_binary.py"), "--quick", "--repeat", "1", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "io_binary.json").read_text())
+    assert [s["size"] for s in report["sizes"]] == ["100x10:dense", "1000x10:dense"]
+    assert all(s["same_instance"] and s["median_s"]["npz read + check"] > 0 for s in report["sizes"])
+    assert "| 1000x10:dense | 10,000 |" in (out / "io_binary.md").read_text()
+    assert sorted(p.name for p in out.iterdir()) == ["io_binary.json", "io_binary.md"]

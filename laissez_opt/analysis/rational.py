@@ -4,9 +4,10 @@ Certificates are checked against the numbers the instance file states, not
 their binary floating-point approximations: ``0.1`` in the JSON text is the
 rational ``1/10`` here.  An instance loaded from a file is re-read from its
 text with every decimal parsed as a :class:`fractions.Fraction`; an instance
-built in Python (no file) is read from its floats' shortest decimal
-representations (``repr``), which is what :func:`laissez_opt.save_instance`
-writes.  Either way every exact number is checked to round to the float the
+built in Python (no file), or read from the binary ``.npz`` form (which holds
+the floats themselves, no decimal text), is read from its floats' shortest
+decimal representations (``repr``), which is what :func:`laissez_opt.save_instance`
+writes in JSON: the JSON and binary forms of one instance give the same numbers.  Either way every exact number is checked to round to the float the
 solvers saw, so a file changed since it was loaded is refused.
 
 Notation (``models.md``): weights ``w_i``, demands ``d_i`` (None: unbounded),
@@ -36,6 +37,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
+from ..io.binary import is_binary
 from ..io.jsonfile import read_text
 from .exact_lp import Number, as_fraction
 
@@ -121,6 +123,13 @@ def _same(exact, value, where: str, source: str | None) -> None:
 def _from_file(instance: Instance) -> dict | None:
     source = instance.source
     if not source or source.startswith("<") or not Path(source).is_file():
+        return None
+    try:
+        with open(source, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return None
+    if is_binary(source, head):  # the binary form holds the floats themselves: their repr is exact, as below
         return None
     data = read_exact_json(source)
     if not isinstance(data, dict) or len(data.get("agents", ())) != instance.n_agents \

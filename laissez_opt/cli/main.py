@@ -1,4 +1,4 @@
-"""``laissez-opt``: solve, methods, validate, generate (compare, check and simulate are registered below).
+"""``laissez-opt``: solve, methods, validate, generate, convert (compare, check and simulate are registered below).
 
 Exit codes (contract): 0 a result was produced (including ``time_limit`` with an
 incumbent); 2 bad input or usage; 3 the instance is infeasible for the method;
@@ -225,16 +225,38 @@ def _parse_params(values) -> dict:
 def generate(family, agents, pools, seed, param, output):
     """Write a seeded random instance of a named family."""
     from ..api import generate as make
-    from ..io import dumps_instance, write_atomic
+    from ..io import check_destination, dumps_instance, save_instance
 
+    if output:
+        check_destination(output)
     with cli_paths():
         inst = make(family, agents, pools, seed=seed, **_parse_params(param))
-    text = dumps_instance(inst)
     if output:
-        write_atomic(output, text)
+        save_instance(inst, output)  # the binary form when the name ends in .npz
         click.echo(f"wrote {output}: {inst.n_agents} agents, {inst.n_pools} pools, {inst.n_edges} edges", err=True)
     else:
-        click.echo(text, nl=False)
+        click.echo(dumps_instance(inst), nl=False)
+
+
+@cli.command()
+@click.argument("source", type=click.Path(path_type=str))  # the loader reports directories in one line
+@click.argument("target", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--compressed", is_flag=True, help="Deflate the arrays of a binary (.npz) target: smaller, slower to read.")
+def convert(source, target, compressed):
+    """Convert an instance between JSON and the binary form (.npz), by TARGET's suffix; written atomically.
+
+    SOURCE is read in either form with every check; TARGET ending in .npz gets
+    the binary form, any other name canonical JSON.  Both forms read back to the
+    same instance.
+    """
+    from ..io import check_destination, load_instance, save_instance
+
+    check_destination(target, inputs=(source,))
+    if compressed and not target.lower().endswith(".npz"):
+        raise InputError("--compressed applies to a binary target (a name ending in .npz)", path="--compressed")
+    inst = load_instance(source)
+    save_instance(inst, target, compressed=compressed)
+    click.echo(f"wrote {target}: {inst.n_agents} agents, {inst.n_pools} pools, {inst.n_edges} edges", err=True)
 
 
 def _terminate(signum, frame):

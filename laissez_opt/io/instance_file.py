@@ -43,7 +43,7 @@ from typing import Any
 from ..errors import InputError
 from ..instance import Agent, Edge, Instance, Pool
 from .columns import instance_fast, keys_repeated, loads_fast
-from .jsonfile import parse_json, read_text, write_atomic
+from .jsonfile import decode_text, parse_json, read_bytes, write_atomic
 from .schema import validate
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "instance_to_dict",
     "dumps_instance",
     "save_instance",
+    "pool_record",
 ]
 
 FORMAT = "laissez-opt/instance"
@@ -149,14 +150,25 @@ def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
 
 
 def load_instance(path: str | os.PathLike) -> Instance:
-    """Read, validate and check the instance file at ``path``.
+    """Read, validate and check the instance file at ``path``, in either form.
 
-    The text is parsed once by the fast parser and checked as columns; only a
-    file that fails (or may fail) a rule is parsed again by the strict reader,
-    to name the problem exactly.
+    A name ending in ``.npz`` or bytes starting with a zip signature are read
+    as the binary form (:mod:`laissez_opt.io.binary`), with the same checks;
+    anything else as JSON text.  The text is parsed once by the fast parser
+    and checked as columns; only a file that fails (or may fail) a rule is
+    parsed again by the strict reader, to name the problem exactly.
+
+    >>> import laissez_opt as lo, pathlib
+    >>> load_instance(pathlib.Path(lo.__file__).parent.parent / "instances" / "hotos25-table1.json").n_pools
+    3
     """
+    from .binary import instance_from_npz, is_binary
+
     source = str(path)
-    text = read_text(path)
+    raw = read_bytes(path)
+    if is_binary(source, raw[:4]):
+        return instance_from_npz(raw, source)
+    text = decode_text(raw, source)
     # Parsing makes a million objects, none of which can form a cycle: the cyclic collector's passes
     # over them would find nothing to free, so it is paused meanwhile.
     enabled = gc.isenabled()
@@ -173,6 +185,17 @@ def load_instance(path: str | os.PathLike) -> Instance:
     return instance_from_dict(parse_json(text, source), source)
 
 
+def pool_record(p: Pool) -> dict:
+    """The canonical dictionary of one pool (as in the instance file's ``pools`` list)."""
+    pool: dict[str, Any] = {"id": p.id, "count": p.count}
+    if p.cluster is not None:
+        pool["cluster"] = p.cluster
+    pool["base_price"] = float(p.base_price)
+    if p.resources is not None:
+        pool["resources"] = {k: float(v) for k, v in sorted(p.resources)}
+    return pool
+
+
 def instance_to_dict(instance: Instance) -> dict:
     """The canonical dictionary of ``instance`` (defaults omitted, fixed key order)."""
     out: dict[str, Any] = {"format": FORMAT, "version": 1, "name": instance.name}
@@ -180,15 +203,7 @@ def instance_to_dict(instance: Instance) -> dict:
         out["description"] = instance.description
     out["rounds"] = instance.rounds
     out["round_hours"] = float(instance.round_hours)
-    out["pools"] = []
-    for p in instance.pools:
-        pool: dict[str, Any] = {"id": p.id, "count": p.count}
-        if p.cluster is not None:
-            pool["cluster"] = p.cluster
-        pool["base_price"] = float(p.base_price)
-        if p.resources is not None:
-            pool["resources"] = {k: float(v) for k, v in sorted(p.resources)}
-        out["pools"].append(pool)
+    out["pools"] = [pool_record(p) for p in instance.pools]
     out["agents"] = []
     for a in instance.agents:
         agent: dict[str, Any] = {"id": a.id, "weight": float(a.weight)}
@@ -237,8 +252,30 @@ def dumps_instance(instance: Instance) -> str:
     return "\n".join(lines) + "\n"
 
 
-def save_instance(instance: Instance, path: str | os.PathLike) -> None:
-    """Write ``instance`` canonically and atomically to ``path``."""
+def save_instance(instance: Instance, path: str | os.PathLike, *, compressed: bool = False) -> None:
+    """Write ``instance`` atomically to ``path``: the binary form when the name ends in ``.npz``, else canonical JSON.
+
+    ``compressed`` (binary form only) deflates the arrays: smaller files,
+    slower reading.  Either form reads back to an instance whose
+    :func:`dumps_instance` is the same text.
+
+    >>> import laissez_opt as lo, tempfile, os
+    >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)])
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     save_instance(inst, os.path.join(folder, "x.npz"))
+    ...     dumps_instance(load_instance(os.path.join(folder, "x.npz"))) == dumps_instance(inst)
+    True
+    """
+    from .binary import instance_to_npz, is_binary
+
+    if not isinstance(compressed, bool):
+        raise InputError(f"compressed must be true or false, got {compressed!r}", path="compressed")
+    if is_binary(path):
+        write_atomic(path, instance_to_npz(instance, compressed=compressed))
+        return
+    if compressed:
+        raise InputError("compressed applies to the binary form only (a name ending in .npz)", source=str(path),
+                         path="compressed")
     write_atomic(path, dumps_instance(instance))
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import InputError
 
 __all__ = [
-    "read_json", "read_bytes", "read_text", "parse_json", "write_atomic", "check_destination", "json_path",
+    "read_json", "read_bytes", "read_text", "decode_text", "parse_json", "write_atomic", "check_destination", "json_path",
     "MAX_INPUT_BYTES",
 ]
 
@@ -198,8 +198,15 @@ def read_bytes(path: str | os.PathLike, *, limit: int | None = None) -> bytes:
 
 def read_text(path: str | os.PathLike) -> str:
     """The UTF-8 text of the regular file at ``path`` (see :func:`read_bytes`)."""
-    source = str(path)
-    raw = read_bytes(path)
+    return decode_text(read_bytes(path), str(path))
+
+
+def decode_text(raw: bytes, source: str) -> str:
+    """``raw`` as UTF-8 text that is not blank, or an :class:`InputError` naming ``source``.
+
+    >>> decode_text(b'{"a": 1}', "x.json")
+    '{"a": 1}'
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
