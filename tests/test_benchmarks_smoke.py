@@ -104,3 +104,19 @@ def test_io_scaling_quick(tmp_path):
     assert [s["size"] for s in report["sizes"]] == ["100x10:dense", "1000x100"]
     assert all(s["same_instance"] and s["verified"] for s in report["sizes"])
     assert sorted(p.name for p in out.iterdir()) == ["io_scaling.json", "io_scaling.md"]
+
+
+def test_generate_scaling_quick(tmp_path):
+    """The generator benchmark runs at its quick sizes: the column route gives the reference's text."""
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "generate_scaling.py"), "--quick", "--repeat", "1",
+         "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "generate_scaling.json").read_text())
+    assert report["meta"]["same_output"] is True
+    assert {(r["family"], r["agents"]) for r in report["rows"]} == {
+        (f, n) for f in ("uniform", "gavel", "neocloud", "gemmini") for n in (1000, 10000)}
+    assert sorted(p.name for p in out.iterdir()) == ["generate_scaling.json", "generate_scaling.md"]
