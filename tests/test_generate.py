@@ -415,3 +415,12 @@ def test_column_path_falls_back_to_the_precise_message():
         lo.generate("uniform", 3, 2, seed=0, max_count=2**40)
     with pytest.raises(InputError, match=r"\.demand: must be <= 2147483647"):
         lo.generate("uniform", 20, 2, seed=0, max_demand=2**40)
+
+
+def test_column_instance_carries_its_views():
+    """The column-built instance stores its array views (built once, not again from the records)."""
+    from laissez_opt.generate import generate_instance
+
+    inst = generate_instance("neocloud", 30, 4, seed=1)
+    assert {"edge_agent", "edge_pool", "edge_utility", "edge_bid", "edge_cost", "weights", "demands",
+            "agent_index", "pool_index"} <= set(vars(inst))

@@ -314,7 +314,10 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
     counts = instance.counts
     demands = instance.effective_demands
     key_of_edge = edge_agent * m + edge_pool
-    key_order = np.argsort(key_of_edge)
+    # Edges ordered by agent, then pool (as files and generators leave them) need no sort to be found.
+    in_order = key_of_edge.size < 2 or bool(np.all(key_of_edge[1:] > key_of_edge[:-1]))
+    key_order = None if in_order else np.argsort(key_of_edge)
+    sorted_keys = key_of_edge if in_order else key_of_edge[key_order]
     prices, per_round = [], []
     solve_s = load_s = 0.0
     for r in range(rounds):
@@ -322,17 +325,23 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
         live = (weighted[:, r] > 0) & (arrival[edge_agent] <= r) & (r <= deadline[edge_agent])
         chosen = np.flatnonzero(live)
         # Compressed rows by agent, edges in instance order within a row (the tie rule).
-        chosen = chosen[np.argsort(edge_agent[chosen], kind="stable")]
+        if not in_order:
+            chosen = chosen[np.argsort(edge_agent[chosen], kind="stable")]
         row_ptr = np.zeros(n + 1, np.int64)
         np.cumsum(np.bincount(edge_agent[chosen], minlength=n), out=row_ptr[1:])
-        cols = edge_pool[chosen].astype(np.int64)
         vals = np.ascontiguousarray(weighted[chosen, r])
-        out = _run(row_ptr, cols, vals, False, n, m, counts, demands, eps=eps, tol=tol, factor=factor)
+        if in_order and chosen.size == n * m:
+            # Every pair live, by agent then pool: the dense n x m form, with no transposed copy to sort.
+            out = _run(row_ptr, None, vals, True, n, m, counts, demands, eps=eps, tol=tol, factor=factor)
+        else:
+            cols = edge_pool[chosen].astype(np.int64)
+            out = _run(row_ptr, cols, vals, False, n, m, counts, demands, eps=eps, tol=tol, factor=factor)
         solve_s += out.solve_s
         load_s += out.load_s
         if len(out.pairs):
             keys = out.pairs[:, 0] * m + out.pairs[:, 1]
-            edges = key_order[np.searchsorted(key_of_edge[key_order], keys)]
+            at = np.searchsorted(sorted_keys, keys)
+            edges = at if key_order is None else key_order[at]
             amounts[edges, r] = out.pairs[:, 2]
         prices.append({p.id: float(v) for p, v in zip(instance.pools, out.prices)})
         per_round.append(out)

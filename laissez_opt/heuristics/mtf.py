@@ -310,21 +310,58 @@ def preferences_from_matrix(scores: np.ndarray) -> Preferences:
 
 
 def _preferences_from_edges(instance: Instance, r: int, norm: np.ndarray, active: np.ndarray) -> Preferences:
-    """Round ``r``'s preference lists from the instance's edges (``norm``: ``u~`` per edge)."""
+    """Round ``r``'s preference lists from the instance's edges (``norm``: ``u~`` per edge).
+
+    Each active agent's edges with ``u_{i,c,r} > 0``, by utility descending, ties by
+    pool index.  When the edges are ordered by agent, then pool (as the file
+    reader and the generators leave them), the lists come from one stable row
+    sort of an ``n x L`` table of the negated utilities (``L`` the longest
+    list, padding ``+inf`` sorting last), which keeps the pool order of ties;
+    otherwise (or when the table would be much larger than the edges) from one
+    ``np.lexsort`` by (agent, utility descending, pool).  Both give the same
+    order.  The arrays are exposed as memoryviews (no per-entry Python objects).
+    """
     u = instance.edge_utility[:, r]
     agent = instance.edge_agent
-    idx = np.nonzero((u > 0) & active[agent])[0]
-    order = idx[np.lexsort((instance.edge_pool[idx], -u[idx], agent[idx]))]
+    idx = np.flatnonzero((u > 0) & active[agent])
+    order = _row_sorted(instance, idx, u)
+    if order is None:
+        order = idx[np.lexsort((instance.edge_pool[idx], -u[idx], agent[idx]))]
     owner = agent[order]
     bounds = np.searchsorted(owner, np.arange(instance.n_agents + 1))
     return Preferences(
-        pool=instance.edge_pool[order].tolist(),
-        score=norm[order].tolist(),
+        pool=memoryview(instance.edge_pool[order]),
+        score=memoryview(np.ascontiguousarray(norm[order])),
         start=bounds[:-1].tolist(),
         end=bounds[1:].tolist(),
-        edge=order.tolist(),
+        edge=memoryview(order),
         owner=owner,
     )
+
+
+def _row_sorted(instance: Instance, idx: np.ndarray, u: np.ndarray) -> np.ndarray | None:
+    """``idx`` (edges ordered by agent, then pool) sorted by agent, utility descending, pool; None: not applicable."""
+    n, m = instance.n_agents, instance.n_pools
+    if idx.size == 0:
+        return idx
+    agent, pool = instance.edge_agent[idx], instance.edge_pool[idx]
+    key = agent * m + pool
+    if not bool(np.all(key[1:] > key[:-1])):
+        return None
+    if idx.size == n * m:  # every agent on every pool: the table is the utilities themselves
+        perm = np.argsort(-u[idx].reshape(n, m), axis=1, kind="stable")
+        return idx[(perm + (np.arange(n, dtype=np.int64) * m)[:, None]).reshape(-1)]
+    length = np.bincount(agent, minlength=n)
+    width = int(length.max())
+    if n * width > 4 * idx.size + 4096:  # very uneven lists: the padded table would dwarf the edges
+        return None
+    first = np.r_[0, np.cumsum(length)[:-1]]
+    column = np.arange(idx.size) - first[agent]
+    table = np.full((n, width), np.inf)
+    table[agent, column] = -u[idx]
+    perm = np.argsort(table, axis=1, kind="stable")
+    keep = np.arange(width)[None, :] < length[:, None]
+    return idx[(first[:, None] + perm)[keep]]
 
 
 # --------------------------------------------------------------------------- one round

@@ -572,4 +572,9 @@ def instance_from_columns(
         views["edge_utility"] = utility
     elif rounds == 1:
         views["edge_utility"] = utility[:, None].copy()
+    if bid is not None:
+        views["edge_bid"] = np.asarray(bid, dtype=np.float64)
+    if cost is not None:
+        views["edge_cost"] = np.asarray(cost, dtype=np.float64)
+    inst.__dict__.update(views)
     return inst
