@@ -233,7 +233,8 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor)
     else:
         # The transposed copy (by pool) for the reverse step.
         row_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_ptr))
-        order = np.argsort(cols_arg, kind="stable")
+        # Stable by pool; pool numbers that fit 16 bits take numpy's radix sort (linear in the edges).
+        order = np.argsort(cols_arg.astype(np.uint16) if m <= 65536 else cols_arg, kind="stable")
         col_rows, col_vals = row_of[order], vals[order]
         col_ptr = np.zeros(m + 1, np.int64)
         np.cumsum(np.bincount(cols_arg, minlength=m), out=col_ptr[1:])

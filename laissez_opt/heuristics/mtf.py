@@ -348,9 +348,9 @@ def _row_sorted(instance: Instance, idx: np.ndarray, u: np.ndarray) -> np.ndarra
     key = agent * m + pool
     if not bool(np.all(key[1:] > key[:-1])):
         return None
-    if idx.size == n * m:  # every agent on every pool: the table is the utilities themselves
-        perm = np.argsort(-u[idx].reshape(n, m), axis=1, kind="stable")
-        return idx[(perm + (np.arange(n, dtype=np.int64) * m)[:, None]).reshape(-1)]
+    if idx.size == n * m:  # every agent on every pool, in order: idx is 0..E-1 and the table is the utilities
+        perm = _stable_row_argsort(-u.reshape(n, m))
+        return (perm + (np.arange(n, dtype=np.int64) * m)[:, None]).reshape(-1)
     length = np.bincount(agent, minlength=n)
     width = int(length.max())
     if n * width > 4 * idx.size + 4096:  # very uneven lists: the padded table would dwarf the edges
@@ -359,9 +359,24 @@ def _row_sorted(instance: Instance, idx: np.ndarray, u: np.ndarray) -> np.ndarra
     column = np.arange(idx.size) - first[agent]
     table = np.full((n, width), np.inf)
     table[agent, column] = -u[idx]
-    perm = np.argsort(table, axis=1, kind="stable")
+    perm = _stable_row_argsort(table)
     keep = np.arange(width)[None, :] < length[:, None]
     return idx[(first[:, None] + perm)[keep]]
+
+
+def _stable_row_argsort(table: np.ndarray) -> np.ndarray:
+    """``np.argsort(table, axis=1, kind="stable")``: one unstable sort, then a stable one of the rows with ties.
+
+    Only rows whose sorted values repeat (a finite value twice; the ``+inf``
+    padding repeats harmlessly, it stays last) can differ between the two.
+    """
+    perm = np.argsort(table, axis=1)
+    if table.shape[1] > 1:
+        ordered = np.take_along_axis(table, perm, axis=1)
+        tied = np.flatnonzero(((ordered[:, 1:] == ordered[:, :-1]) & np.isfinite(ordered[:, 1:])).any(axis=1))
+        if tied.size:
+            perm[tied] = np.argsort(table[tied], axis=1, kind="stable")
+    return perm
 
 
 # --------------------------------------------------------------------------- one round
