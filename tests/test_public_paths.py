@@ -74,3 +74,22 @@ def test_auction_dense_form_equals_the_compressed_rows(seed, n, m, integral):
     assert dense.pairs.tolist() == rows.pairs.tolist()
     assert dense.prices.tolist() == rows.prices.tolist()
     assert (dense.welfare, dense.dual_bound, dense.bound) == (rows.welfare, rows.dual_bound, rows.bound)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 12), st.integers(0, 10**6))
+def test_fully_dense_route_equals_the_lexsort_route(n, m, seed):
+    """Every agent on every pool with positive utilities (ties included), all active: the lexsort order."""
+    rng = np.random.default_rng(seed)
+    u = rng.integers(1, 4, size=(n, m)).astype(float) / 2
+    inst = lo.Instance([lo.Pool(f"p{c}") for c in range(m)], [lo.Agent(f"a{i}") for i in range(n)],
+                       [lo.Edge(f"a{i}", f"p{c}", float(u[i, c])) for i in range(n) for c in range(m)])
+    norm = inst.edge_utility[:, 0] / 3.0
+    prefs = _preferences_from_edges(inst, 0, norm, np.ones(n, dtype=bool))
+    flat = u.reshape(-1)
+    order = np.lexsort((inst.edge_pool, -flat, inst.edge_agent))
+    assert list(prefs.edge) == order.tolist()
+    assert list(prefs.pool) == inst.edge_pool[order].tolist()
+    assert list(prefs.score) == norm[order].tolist()
+    assert prefs.owner.tolist() == inst.edge_agent[order].tolist()
+    assert prefs.start == [i * m for i in range(n)] and prefs.end == [(i + 1) * m for i in range(n)]

@@ -323,6 +323,21 @@ def _preferences_from_edges(instance: Instance, r: int, norm: np.ndarray, active
     """
     u = instance.edge_utility[:, r]
     agent = instance.edge_agent
+    n, m = instance.n_agents, instance.n_pools
+    if u.size == n * m and active.all() and _dense_in_order(instance) and u.min() > 0:
+        # Every agent on every pool, edges in (agent, pool) order, all wanted: the row sort of the
+        # n x m utility table is the whole build (a position's pool is its column).
+        perm = _stable_row_argsort(-u.reshape(n, m))
+        order = (perm + (np.arange(n, dtype=np.int64) * m)[:, None]).reshape(-1)
+        starts = np.arange(n, dtype=np.int64) * m
+        return Preferences(
+            pool=memoryview(perm.reshape(-1)),
+            score=memoryview(np.take_along_axis(np.asarray(norm, dtype=np.float64).reshape(n, m), perm, axis=1).reshape(-1)),
+            start=starts.tolist(),
+            end=(starts + m).tolist(),
+            edge=memoryview(order),
+            owner=np.repeat(np.arange(n, dtype=np.int64), m),
+        )
     idx = np.flatnonzero((u > 0) & active[agent])
     order = _row_sorted(instance, idx, u)
     if order is None:
@@ -337,6 +352,15 @@ def _preferences_from_edges(instance: Instance, r: int, norm: np.ndarray, active
         edge=memoryview(order),
         owner=owner,
     )
+
+
+def _dense_in_order(instance: Instance) -> bool:
+    """Whether edge ``e`` is agent ``e // m`` on pool ``e % m`` (every pair, in order)."""
+    n, m = instance.n_agents, instance.n_pools
+    if instance.n_edges != n * m:
+        return False
+    agent, pool = instance.edge_agent.reshape(n, m), instance.edge_pool.reshape(n, m)
+    return bool((agent == np.arange(n)[:, None]).all() and (pool == np.arange(m)[None, :]).all())
 
 
 def _row_sorted(instance: Instance, idx: np.ndarray, u: np.ndarray) -> np.ndarray | None:
