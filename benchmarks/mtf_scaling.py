@@ -23,7 +23,9 @@ target is ``ratio <= 3`` at the largest size.  Token-phase visits and preference
 moves are reported as complexity counters (visits <= devices + agents per round).
 
 The public path (``--public-sizes``): the same dense utilities as an instance built
-from records (``lo.Instance``, as a user's script does), then, in the same run and
+from records (``lo.Instance``, as a user's script does; above 2 x 10^6 edges with the
+column constructor the file reader uses, its array views dropped so that the first
+call builds them from the records), then, in the same run and
 alternately: the reference row sort; ``public prefs``, the preference lists built
 from the instance's edges as ``lo.solve`` builds them; ``lo.solve(inst, "mtf")``
 (one round, verifier included) on the warm instance (views cached) and ``cold``, its
@@ -164,11 +166,19 @@ def public_path(n: int, m: int, k: int, seed: int, repeat: int) -> dict:
     rng = np.random.default_rng(seed)
     utility = np.round(rng.random((n, m)), 6) + 1e-6
     pools = [lo.Pool(f"c{c}", count=k) for c in range(m)]
-    agents = [lo.Agent(f"a{i}") for i in range(n)]
-    values = utility.tolist()
-    edges = [lo.Edge(f"a{i}", f"c{c}", values[i][c]) for i in range(n) for c in range(m)]
-    inst = lo.Instance(pools, agents, edges, name=f"mtf-{n}x{m}x{k}")
-    del edges, values
+    if n * m > 2_000_000:  # the column constructor (the file reader's and generators' route): records are slow here
+        from laissez_opt.io.columns import instance_from_columns
+
+        inst = instance_from_columns(pools, [f"a{i}" for i in range(n)], np.repeat(np.arange(n), m),
+                                     np.tile(np.arange(m), n), utility.reshape(-1), name=f"mtf-{n}x{m}x{k}")
+        for view in ("edge_agent", "edge_pool", "edge_utility", "weights", "demands"):
+            inst.__dict__.pop(view, None)  # so that the first call builds them from the records, as cold
+    else:
+        agents = [lo.Agent(f"a{i}") for i in range(n)]
+        values = utility.tolist()
+        edges = [lo.Edge(f"a{i}", f"c{c}", values[i][c]) for i in range(n) for c in range(m)]
+        inst = lo.Instance(pools, agents, edges, name=f"mtf-{n}x{m}x{k}")
+        del edges, values
     scores = utility / (utility.max(axis=1, keepdims=True) * (1.0 + 1e-9))
     gc.collect()
     t0 = time.perf_counter()

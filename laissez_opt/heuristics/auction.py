@@ -309,7 +309,9 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
     n, m, rounds = instance.n_agents, instance.n_pools, instance.rounds
     amounts = np.zeros((instance.n_edges, rounds))
     edge_agent, edge_pool = instance.edge_agent, instance.edge_pool
-    weighted = instance.weights[edge_agent][:, None] * instance.edge_utility
+    weights = instance.weights
+    # Equal weights of 1 (the common case) leave the utilities as they are: no E x R product to form.
+    weighted = instance.edge_utility if bool(np.all(weights == 1.0)) else weights[edge_agent][:, None] * instance.edge_utility
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
     deadline = instance.last_rounds
     counts = instance.counts
@@ -323,19 +325,22 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
     solve_s = load_s = 0.0
     for r in range(rounds):
         check_deadline(f"in round {r} of {instance.rounds}")
-        live = (weighted[:, r] > 0) & (arrival[edge_agent] <= r) & (r <= deadline[edge_agent])
+        present = (arrival <= r) & (r <= deadline)
+        live = weighted[:, r] > 0
+        if not present.all():
+            live &= present[edge_agent]
         chosen = np.flatnonzero(live)
         # Compressed rows by agent, edges in instance order within a row (the tie rule).
         if not in_order:
             chosen = chosen[np.argsort(edge_agent[chosen], kind="stable")]
         row_ptr = np.zeros(n + 1, np.int64)
         np.cumsum(np.bincount(edge_agent[chosen], minlength=n), out=row_ptr[1:])
-        vals = np.ascontiguousarray(weighted[chosen, r])
+        vals = weighted[:, r].copy() if chosen.size == weighted.shape[0] else np.ascontiguousarray(weighted[chosen, r])
         if in_order and chosen.size == n * m:
             # Every pair live, by agent then pool: the dense n x m form, with no transposed copy to sort.
             out = _run(row_ptr, None, vals, True, n, m, counts, demands, eps=eps, tol=tol, factor=factor)
         else:
-            cols = edge_pool[chosen].astype(np.int64)
+            cols = edge_pool if chosen.size == edge_pool.size else edge_pool[chosen]
             out = _run(row_ptr, cols, vals, False, n, m, counts, demands, eps=eps, tol=tol, factor=factor)
         solve_s += out.solve_s
         load_s += out.load_s
