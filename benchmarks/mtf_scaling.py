@@ -22,7 +22,17 @@ repeated runs of each round on its inputs.  ``ratio = (prefs + allocate) / sort`
 target is ``ratio <= 3`` at the largest size.  Token-phase visits and preference-pointer
 moves are reported as complexity counters (visits <= devices + agents per round).
 
-A second table runs ``lo.solve(..., "mtf")`` end to end on a thesis-scale instance (20
+The public path (``--public-sizes``): the same dense utilities as an instance built
+from records (``lo.Instance``, as a user's script does; above 2 x 10^6 edges with the
+column constructor the file reader uses, its array views dropped so that the first
+call builds them from the records), then, in the same run and
+alternately: the reference row sort; ``public prefs``, the preference lists built
+from the instance's edges as ``lo.solve`` builds them; ``lo.solve(inst, "mtf")``
+(one round, verifier included) on the warm instance (views cached) and ``cold``, its
+first call (the instance's array views built from the records).  Ratios are against
+the row sort of the same run.
+
+A further table runs ``lo.solve(..., "mtf")`` end to end on a thesis-scale instance (20
 agents, 40 single-device pools, ``--thesis-rounds`` rounds of fresh utilities) with
 each threshold policy, to show what learning costs per round.
 
@@ -55,6 +65,8 @@ from laissez_opt.heuristics.mtf import apportion, mtf_round, preferences_from_ma
 HERE = Path(__file__).resolve().parent
 SIZES = "20x40x1,200x100x5,1000x200x10,2000x500x20,10000x1000x100"
 QUICK_SIZES = "20x40x1,200x100x5,1000x200x10"
+PUBLIC_SIZES = "1000x200x10,2000x500x20,10000x1000x100"
+QUICK_PUBLIC_SIZES = "200x100x5"
 THRESHOLDS = (0.0, 0.5)
 TARGET = 3.0
 SEED = 1
@@ -146,6 +158,71 @@ def run_size(n: int, m: int, k: int, taus: tuple[float, ...], rounds: int, seed:
     return rows
 
 
+def public_path(n: int, m: int, k: int, seed: int, repeat: int) -> dict:
+    """``lo.solve(inst, "mtf")`` on an instance built from records, against the row sort (module docstring)."""
+    from laissez_opt.analysis.verify import verify
+    from laissez_opt.heuristics.mtf import _normalisers, _preferences_from_edges
+
+    rng = np.random.default_rng(seed)
+    utility = np.round(rng.random((n, m)), 6) + 1e-6
+    pools = [lo.Pool(f"c{c}", count=k) for c in range(m)]
+    if n * m > 2_000_000:  # the column constructor (the file reader's and generators' route): records are slow here
+        from laissez_opt.io.columns import instance_from_columns
+
+        inst = instance_from_columns(pools, [f"a{i}" for i in range(n)], np.repeat(np.arange(n), m),
+                                     np.tile(np.arange(m), n), utility.reshape(-1), name=f"mtf-{n}x{m}x{k}")
+        for view in ("edge_agent", "edge_pool", "edge_utility", "weights", "demands"):
+            inst.__dict__.pop(view, None)  # so that the first call builds them from the records, as cold
+    else:
+        agents = [lo.Agent(f"a{i}") for i in range(n)]
+        values = utility.tolist()
+        edges = [lo.Edge(f"a{i}", f"c{c}", values[i][c]) for i in range(n) for c in range(m)]
+        inst = lo.Instance(pools, agents, edges, name=f"mtf-{n}x{m}x{k}")
+        del edges, values
+    scores = utility / (utility.max(axis=1, keepdims=True) * (1.0 + 1e-9))
+    gc.collect()
+    t0 = time.perf_counter()
+    lo.solve(inst, "mtf")
+    cold = time.perf_counter() - t0
+    norm = inst.edge_utility / _normalisers(inst, "agent")
+    active = np.ones(n, dtype=bool)
+    sort_s, prefs_s, solve_s, verify_s = [], [], [], []
+    for _ in range(repeat):
+        sort_s.append(_best(lambda: np.argsort(scores, axis=1), min_seconds=0.0, max_runs=1)[0])
+        prefs_s.append(_best(lambda: _preferences_from_edges(inst, 0, norm[:, 0], active), min_seconds=0.0, max_runs=1)[0])
+        t, res = _best(lambda: lo.solve(inst, "mtf"), min_seconds=0.0, max_runs=1)
+        solve_s.append(t)
+        verify_s.append(_best(lambda: verify(inst, res), min_seconds=0.0, max_runs=1)[0])
+    sort_m = statistics.median(sort_s)
+    row = {
+        "agents": n, "pools": m, "devices": m * k, "edges": inst.n_edges, "repeat": repeat,
+        "sort_s": sort_m, "public_prefs_s": statistics.median(prefs_s), "solve_s": statistics.median(solve_s),
+        "solve_cold_s": cold, "verify_s": statistics.median(verify_s),
+    }
+    row.update(prefs_ratio=row["public_prefs_s"] / sort_m, solve_ratio=row["solve_s"] / sort_m,
+               cold_ratio=cold / sort_m)
+    return row
+
+
+def public_markdown(rows: list[dict]) -> list[str]:
+    lines = [
+        "",
+        "Public path: `lo.solve(inst, \"mtf\")` (one round, verifier included) on an instance built from records, "
+        "against the row sort of the same run (medians of alternating runs; `cold` is the first call):",
+        "",
+        "| agents | pools | devices | edges | sort (s) | public prefs (s) | prefs / sort | lo.solve (s) | lo.solve / sort "
+        "| verify (s) | cold lo.solve (s) | cold / sort |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['agents']} | {r['pools']} | {r['devices']} | {r['edges']:,} | {r['sort_s']:.4f} | "
+            f"{r['public_prefs_s']:.4f} | {r['prefs_ratio']:.2f} | {r['solve_s']:.3f} | {r['solve_ratio']:.1f} | "
+            f"{r['verify_s']:.3f} | {r['solve_cold_s']:.3f} | {r['cold_ratio']:.1f} |"
+        )
+    return lines
+
+
 def thesis_scale(rounds: int, seed: int) -> list[dict]:
     """``lo.solve`` end to end: 20 agents, 40 single-device pools, ``rounds`` rounds."""
     rng = np.random.default_rng(seed)
@@ -174,7 +251,7 @@ def thesis_scale(rounds: int, seed: int) -> list[dict]:
     return rows
 
 
-def markdown(rows: list[dict], thesis: list[dict], meta: dict) -> str:
+def markdown(rows: list[dict], thesis: list[dict], meta: dict, public: list[dict] = ()) -> str:
     lines = [
         "# MTF per-round time against sorting the utility rows",
         "",
@@ -190,6 +267,8 @@ def markdown(rows: list[dict], thesis: list[dict], meta: dict) -> str:
             f"{r['allocate_s']:.4g} | {r['round_s']:.4g} | {r['ratio']:.2f} | {r['allocate_us_per_device']:.2f} | "
             f"{r['visits']} | {r['pointer_steps']} | {r['token_devices']} / {r['round_robin_devices']} / {r['idle_devices']} |"
         )
+    if public:
+        lines += public_markdown(public)
     if thesis:
         lines += [
             "",
@@ -212,6 +291,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=None, help="rounds per size (default 5; 3 with --quick)")
     parser.add_argument("--repeat", type=int, default=7, help="least number of alternating timings of sort and preference build (default 7)")
     parser.add_argument("--thesis-rounds", type=int, default=None, help="rounds of the end-to-end table (default 300)")
+    parser.add_argument("--public-sizes", default=None,
+                        help=f"sizes of the public-path table (default {PUBLIC_SIZES}; 'none' skips it)")
     parser.add_argument("--out", default=str(HERE / "results"), help="output directory")
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
@@ -234,6 +315,15 @@ def main(argv=None) -> int:
                 f"{row['allocate_s']:>9.4f} {row['ratio']:>6.2f}",
                 flush=True,
             )
+    public_sizes = args.public_sizes or (QUICK_PUBLIC_SIZES if args.quick else PUBLIC_SIZES)
+    public = []
+    for size in ([] if public_sizes == "none" else public_sizes.split(",")):
+        n, m, k = _parse(size)
+        row = public_path(n, m, k, SEED, 3)
+        public.append(row)
+        print(f"public path {size}: sort {row['sort_s']:.4f}s, public prefs {row['public_prefs_s']:.4f}s "
+              f"({row['prefs_ratio']:.2f}x), lo.solve {row['solve_s']:.3f}s ({row['solve_ratio']:.1f}x; verify "
+              f"{row['verify_s']:.3f}s), cold {row['solve_cold_s']:.3f}s ({row['cold_ratio']:.1f}x)", flush=True)
     thesis = thesis_scale(thesis_rounds, SEED)
     for t in thesis:
         print(f"thesis scale {t['threshold']:>12}: {t['per_round_ms']:.2f} ms/round, welfare/optimum {t['welfare_over_optimum']:.3f}")
@@ -242,9 +332,9 @@ def main(argv=None) -> int:
     verdict = "meets" if worst["ratio"] <= TARGET else "misses"
     print(f"largest size of this run ({worst['agents']} agents, {worst['devices']} devices): ratio {worst['ratio']:.2f} ({verdict} the target {TARGET:g})")
     out = Path(args.out)
-    payload = {"meta": meta, "target": TARGET, "sizes": rows, "thesis_scale": thesis}
+    payload = {"meta": meta, "target": TARGET, "sizes": rows, "public_path": public, "thesis_scale": thesis}
     _write_atomic(out / "mtf_scaling.json", json.dumps(payload, indent=2) + "\n")
-    _write_atomic(out / "mtf_scaling.md", markdown(rows, thesis, meta))
+    _write_atomic(out / "mtf_scaling.md", markdown(rows, thesis, meta, public))
     return 0
 
 

@@ -17,7 +17,7 @@ from .errors import InfeasibleError, InputError, NoSolutionError, SolverUnavaila
 # Imported here, not lazily inside generate(): importing the ``laissez_opt.generate``
 # subpackage binds it as an attribute of the package, and done after ``laissez_opt``
 # bound this module's ``generate`` function it would replace ``lo.generate``.
-from .generate import generate as _generate_family
+from .generate import generate_instance as _generate_family
 from .instance import Instance
 from .io import instance_from_dict, load_instance
 from .limits import SizeEstimate, TimeLimitReached, deadline, parse_memory, refuse_if_too_large
@@ -290,10 +290,9 @@ def write_model(instance, method: str, path: str | os.PathLike, *, fractional: b
 def generate(family: str, agents: int, pools: int, *, seed: int = 0, **params) -> Instance:
     """A seeded random instance of a named family (see :mod:`laissez_opt.generate`)."""
     try:
-        data = _generate_family(family, agents, pools, seed=seed, **params)
+        return _generate_family(family, agents, pools, seed=seed, **params)
     except ValueError as exc:
         raise InputError(str(exc), path="family") from None
-    return instance_from_dict(data, f"<generated {family}>")
 
 
 def check(instance, result, *, truthfulness: bool = False, budget: int = 2000, **opts):

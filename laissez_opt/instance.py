@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -312,6 +313,9 @@ def _check_agents_and_edges(instance: "Instance") -> None:
                 _finite(value, f"{where}.{name}", minimum=0)
 
 
+_AGENT_OF, _POOL_OF, _UTILITY_OF = attrgetter("agent"), attrgetter("pool"), attrgetter("utility")
+
+
 class Instance:
     """One allocation problem: pools, agents, compatibility edges and rounds.
 
@@ -440,20 +444,21 @@ class Instance:
     def edge_agent(self) -> np.ndarray:
         """Agent row of each edge, shape ``(E,)``."""
         index = self.agent_index
-        return np.fromiter((index[e.agent] for e in self.edges), dtype=np.int64, count=self.n_edges)
+        return np.fromiter(map(index.__getitem__, map(_AGENT_OF, self.edges)), dtype=np.int64, count=self.n_edges)
 
     @cached_property
     def edge_pool(self) -> np.ndarray:
         """Pool column of each edge, shape ``(E,)``."""
         index = self.pool_index
-        return np.fromiter((index[e.pool] for e in self.edges), dtype=np.int64, count=self.n_edges)
+        return np.fromiter(map(index.__getitem__, map(_POOL_OF, self.edges)), dtype=np.int64, count=self.n_edges)
 
     @cached_property
     def edge_utility(self) -> np.ndarray:
         """``u_{i,c,r}`` per edge and round, shape ``(E, R)``."""
-        if not any(isinstance(edge.utility, tuple) for edge in self.edges):
+        values = list(map(_UTILITY_OF, self.edges))
+        if not any(issubclass(kind, tuple) for kind in set(map(type, values))):
             # Scalar utilities (the common case): one C-level pass instead of a row copy per edge.
-            scalar = np.fromiter((edge.utility for edge in self.edges), dtype=np.float64, count=self.n_edges)
+            scalar = np.fromiter(values, dtype=np.float64, count=self.n_edges)
             return np.repeat(scalar[:, None], self.rounds, axis=1) if self.rounds > 1 else scalar[:, None].copy()
         out = np.empty((self.n_edges, self.rounds), dtype=np.float64)
         for e, edge in enumerate(self.edges):

@@ -341,7 +341,7 @@ def test_benchmark_script_quick_run(tmp_path):
     out = tmp_path / "results"
     run = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "auction_scaling.py"), "--sizes", "30", "--e2e", "20x5,10x20:assignment",
-         "--repeat", "1", "--skip-compile", "--out", str(out)],
+         "--repeat", "1", "--skip-compile", "--public", "40x80", "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
@@ -351,6 +351,8 @@ def test_benchmark_script_quick_run(tmp_path):
     for r in report["assignment"]:
         assert r["gap"] >= -1e-12 and r["bound_gap"] >= 0 and r["auction"] <= r["optimum"] + 1e-9
         assert r["proven_optimal"] == (r["values"] == "int")
+    assert [(r["agents"], r["pools"]) for r in report["public_path"]] == [(40, 80)]
+    assert report["public_path"][0]["gap"] >= -1e-12
     assert [r["size"] for r in report["end_to_end"]] == ["20x5", "10x20:assignment"]
     assert report["end_to_end"][1]["proven_optimal"] and report["end_to_end"][1]["gap"] == 0.0
     assert "| 30 | 60 | float |" in (out / "auction_scaling.md").read_text()

@@ -136,3 +136,33 @@ def test_io_binary_quick(tmp_path):
     assert all(s["same_instance"] and s["median_s"]["npz read + check"] > 0 for s in report["sizes"])
     assert "| 1000x10:dense | 10,000 |" in (out / "io_binary.md").read_text()
     assert sorted(p.name for p in out.iterdir()) == ["io_binary.json", "io_binary.md"]
+
+
+def test_generate_scaling_quick(tmp_path):
+    """The generator benchmark runs at its quick sizes: the column route gives the reference's text."""
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "generate_scaling.py"), "--quick", "--repeat", "1",
+         "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "generate_scaling.json").read_text())
+    assert report["meta"]["same_output"] is True
+    assert {(r["family"], r["agents"]) for r in report["rows"]} == {
+        (f, n) for f in ("uniform", "gavel", "neocloud", "gemmini") for n in (1000, 10000)}
+    assert sorted(p.name for p in out.iterdir()) == ["generate_scaling.json", "generate_scaling.md"]
+
+
+def test_envy_scaling_quick(tmp_path):
+    """The envy benchmark runs at its quick sizes and both routes give the same figures."""
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "envy_scaling.py"), "--quick", "--repeat", "1", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "envy_scaling.json").read_text())
+    assert [r["agents"] for r in report["rows"]] == [100, 100, 300, 300, 1000, 1000]
+    assert all(r["same"] for r in report["rows"])
+    assert sorted(p.name for p in out.iterdir()) == ["envy_scaling.json", "envy_scaling.md"]

@@ -353,3 +353,74 @@ def test_shipped_instances_validate(path):
     inst = instance_from_dict(data, str(path.name))
     assert data.get("description")
     assert inst.agents and inst.pools
+
+
+# SHA-256 (first 32 hex digits) of dumps_instance(lo.generate(...)), computed on the generators
+# before they built instances from columns: the seeded output must not change.
+PINNED = [
+    ("uniform", 50, 7, 0, {}, "b3e439f9275ca478c1f064055817b77e"),
+    ("uniform", 40, 5, 3, {"rounds": 3, "max_demand": None}, "dcbfa85dc87ea2a78b03480cfe00a336"),
+    ("uniform", 30, 4, 11, {"density": 0.05}, "e91ad8600c2b039e8a39e39b50715a28"),
+    ("gavel", 60, 6, 0, {}, "33f0040bab7724a8603212622223e52b"),
+    ("gavel", 40, 3, 5, {"priorities": True, "models": ["LM", "A3C"]}, "5c9df5246025df89aa94ebe8367f5c0c"),
+    ("gavel", 20, 4, 2, {"multi_gpu": False, "rounds": 2}, "82ad4dfba0a74c589c9b8deabeed0452"),
+    ("neocloud", 50, 8, 0, {}, "af7b8dd484f3d9f2d32ecd2e48e3430f"),
+    ("neocloud", 30, 3, 4, {"with_cost": False, "max_demand": 3}, "f74a4468196d364f703d93a4d3504e21"),
+    ("neocloud", 25, 5, 9, {"rounds": 2, "large_memory": 0.5}, "6be5c02618a1eac51bc8d855ef5782f6"),
+    ("gemmini", 40, 4, 0, {}, "07186e96df748902a1a115c4df2173eb"),
+    ("gemmini", 21, 3, 6, {"weights": "1-2-8", "rounds": 3}, "aa711e510b64faa694c11c9730b4bd0b"),
+]
+
+
+@pytest.mark.parametrize("family, agents, pools, seed, params, digest", PINNED)
+def test_seeded_output_is_pinned(family, agents, pools, seed, params, digest):
+    import hashlib
+
+    import laissez_opt as lo
+    from laissez_opt.io import dumps_instance
+
+    text = dumps_instance(lo.generate(family, agents, pools, seed=seed, **params))
+    assert hashlib.sha256(text.encode()).hexdigest()[:32] == digest
+    text_dict = dumps_instance(instance_from_dict(generate(family, agents, pools, seed=seed, **params)))
+    assert text_dict == text
+
+
+@pytest.mark.parametrize("family, agents, pools, seed, params, digest", PINNED)
+def test_column_instance_equals_dict_instance(family, agents, pools, seed, params, digest):
+    """Records, names and every cached array view of the column-built instance are those of the dict path."""
+    import numpy as np
+
+    from laissez_opt.generate import generate_instance
+
+    fast = generate_instance(family, agents, pools, seed=seed, **params)
+    slow = instance_from_dict(generate(family, agents, pools, seed=seed, **params), fast.source)
+    assert fast.agents == slow.agents and fast.edges == slow.edges and fast.pools == slow.pools
+    assert (fast.name, fast.description, fast.rounds, fast.round_hours) == (
+        slow.name, slow.description, slow.rounds, slow.round_hours)
+    assert [type(e.utility) for e in fast.edges] == [type(e.utility) for e in slow.edges]
+    assert [type(a.demand) for a in fast.agents] == [type(a.demand) for a in slow.agents]
+    for view in ("edge_agent", "edge_pool", "edge_utility", "edge_bid", "edge_cost", "weights", "demands",
+                 "counts", "utility", "compatible", "effective_demands"):
+        a, b = getattr(fast, view), getattr(slow, view)
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    assert fast.agent_index == slow.agent_index and fast.pool_index == slow.pool_index
+
+
+def test_column_path_falls_back_to_the_precise_message():
+    """A parameter that pushes a value out of the format's range gives the instance format's own error."""
+    import laissez_opt as lo
+
+    with pytest.raises(InputError, match=r"\$\.pools\[0\]\.count: must be <= 2147483647"):
+        lo.generate("uniform", 3, 2, seed=0, max_count=2**40)
+    with pytest.raises(InputError, match=r"\.demand: must be <= 2147483647"):
+        lo.generate("uniform", 20, 2, seed=0, max_demand=2**40)
+
+
+def test_column_instance_carries_its_views():
+    """The column-built instance stores its array views (built once, not again from the records)."""
+    from laissez_opt.generate import generate_instance
+
+    inst = generate_instance("neocloud", 30, 4, seed=1)
+    assert {"edge_agent", "edge_pool", "edge_utility", "edge_bid", "edge_cost", "weights", "demands",
+            "agent_index", "pool_index"} <= set(vars(inst))

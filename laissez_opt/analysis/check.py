@@ -95,7 +95,7 @@ class CheckReport:
         return {
             "verified": self.verification_ok,
             "sharing_incentive": self.sharing.holds,
-            "envy_free": self.envy.envy_free,
+            "envy_free": None if self.envy.skipped else self.envy.envy_free,
             "pareto_efficient": None if self.pareto is None else self.pareto.efficient,
             "price_of_fairness": None if self.price is None else round(self.price["price_of_fairness"], 12),
         }

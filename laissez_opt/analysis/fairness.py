@@ -58,6 +58,8 @@ __all__ = [
     "sharing_incentive",
     "price_of_fairness",
     "ENVY_TOLERANCE",
+    "ENVY_BLOCKED_FROM",
+    "ENVY_MAX_PAIRS",
 ]
 
 #: Relative tolerance of the envy-freeness and sharing-incentive tests.
@@ -125,10 +127,14 @@ class EnvyReport:
     target_by_agent: np.ndarray
     own: np.ndarray
     matrix: np.ndarray | None = field(default=None, repr=False)
+    skipped: str | None = None
 
     def to_dict(self, ids: Sequence[str] | None = None) -> dict[str, Any]:
         """JSON-safe dictionary; ``ids`` names agents (default: their indices)."""
         name = (lambda k: ids[k]) if ids is not None else (lambda k: k)
+        if self.skipped is not None:
+            return _clean({"envy_free": None, "largest_envy": None, "pair": None, "envious_pairs": None,
+                           "skipped": self.skipped})
         out = {
             "envy_free": self.envy_free,
             "largest_envy": self.largest_envy,
@@ -196,16 +202,42 @@ def envy_free_from_matrix(matrix, weights=None, *, tol: float = ENVY_TOLERANCE) 
     return report
 
 
+#: Above this many agents :func:`envy_report` takes the blocked route (measured: ``benchmarks/envy_scaling.py``).
+ENVY_BLOCKED_FROM = 150
+#: Entries of the ``agents x distinct bundles`` value table formed at once (32 MiB of float64).
+ENVY_BLOCK_ENTRIES = 1 << 22
+#: Above this many (agent, distinct bundle) pairs the envy figures are skipped, with the reason in the report:
+#: the blocked product passes a few seconds there (about 10^7 to 10^8 pairs per second with ten pools on a
+#: shared 2-core machine, ``benchmarks/envy_scaling.py``).
+ENVY_MAX_PAIRS = 2 * 10**8
+
+
 def envy_report(
-    instance: Instance, amounts: np.ndarray, *, tol: float = ENVY_TOLERANCE, keep_matrix: bool | int = 50
+    instance: Instance,
+    amounts: np.ndarray,
+    *,
+    tol: float = ENVY_TOLERANCE,
+    keep_matrix: bool | int = 50,
+    max_pairs: int | None = ENVY_MAX_PAIRS,
 ) -> EnvyReport:
     """Weighted EF of an allocation without forming the dense ``n x n`` matrix.
 
-    ``U_i(X_j)`` is a sparse product (utilities times bundles), so large
-    instances cost memory in proportion to the nonzero pairs.  Utilities are
-    non-negative, so an off-diagonal entry that is not stored (0) is never the
-    largest unless all are 0.  ``keep_matrix``: attach the dense matrix when the
-    instance has at most this many agents (``True``: always; ``False``: never).
+    ``U_i(X_j)`` is a product of utilities and bundles.  Up to
+    :data:`ENVY_BLOCKED_FROM` agents it is one sparse product (memory in
+    proportion to the nonzero pairs); above, the agents holding the same
+    bundle at the same weight are one column (``(w_i / w_j) U_i(X_j)`` is then
+    the same for all of them, and agents holding nothing are worth 0 to
+    everyone), and the ``n x D`` values of the ``D`` distinct bundles are
+    formed in row blocks of at most :data:`ENVY_BLOCK_ENTRIES` entries, so
+    memory stays bounded at any size.  Both routes give the same figures (to
+    rounding); ties for the largest envy are broken toward the lowest agent
+    index.  Utilities are non-negative, so an agent holding nothing is never
+    the target unless every other bundle is worth 0 to ``i``.
+
+    ``keep_matrix``: attach the dense matrix when the instance has at most
+    this many agents (``True``: always; ``False``: never).  ``max_pairs``:
+    when ``n x D`` exceeds it, the figures are not computed and
+    ``report.skipped`` says why (``None``: never skip).
 
     >>> import numpy as np, laissez_opt as lo
     >>> inst = lo.Instance(pools=[lo.Pool("P"), lo.Pool("Q")], agents=[lo.Agent("A"), lo.Agent("B")],
@@ -214,6 +246,114 @@ def envy_report(
     >>> r.envy_free, r.largest_envy, r.pair       # B values A's device at 2 and has nothing
     (False, 2.0, (1, 0))
     """
+    n = instance.n_agents
+    if n <= ENVY_BLOCKED_FROM:
+        return _envy_sparse(instance, amounts, tol=tol, keep_matrix=keep_matrix)
+    bundle, utility = _bundle_matrix(instance, amounts)
+    groups = _bundle_groups(bundle, instance.weights)
+    distinct = groups[3].size
+    pairs = n * distinct
+    if max_pairs is not None and pairs > max_pairs:
+        reason = (f"envy not computed: {n:,} agents x {distinct:,} distinct bundles = {pairs:,} pairs, "
+                  f"above the limit of {max_pairs:,} (ENVY_MAX_PAIRS)")
+        return EnvyReport(False, None, None, -1, np.full(n, np.nan), np.full(n, -1), np.full(n, np.nan),
+                          None, skipped=reason)
+    report = _envy_blocked(instance, bundle, utility, groups, tol)
+    if keep_matrix is True or (keep_matrix is not False and n <= int(keep_matrix)):
+        report.matrix = envy_matrix(instance, amounts)
+    return report
+
+
+def _bundle_groups(bundle, weights: np.ndarray):
+    """The agents holding something, grouped by (bundle, weight).
+
+    Returns ``(group of each agent, -1 for none; bundle rows of the groups (sparse, D x mR);
+    weight, size, lowest and second-lowest member of each group (-1: none))``.
+    """
+    bundle = bundle.tocsr()
+    bundle.eliminate_zeros()
+    bundle.sum_duplicates()
+    bundle.sort_indices()
+    n = bundle.shape[0]
+    group = np.full(n, -1, dtype=np.int64)
+    holders = np.flatnonzero(np.diff(bundle.indptr) > 0)
+    keys: dict = {}
+    ptr, idx, dat = bundle.indptr, bundle.indices, bundle.data
+    for i in holders.tolist():
+        s, e = ptr[i], ptr[i + 1]
+        key = (idx[s:e].tobytes(), dat[s:e].tobytes(), float(weights[i]))
+        group[i] = keys.setdefault(key, len(keys))
+    d = len(keys)
+    first = np.full(d, -1, dtype=np.int64)
+    if d:
+        members = holders[np.argsort(group[holders], kind="stable")]  # by group, then agent index
+        starts = np.searchsorted(group[members], np.arange(d))
+        size = np.diff(np.r_[starts, members.size])
+        first = members[starts]
+        second = np.where(size > 1, members[np.minimum(starts + 1, members.size - 1)], -1)
+        reps = first
+    else:
+        size = second = reps = np.zeros(0, dtype=np.int64)
+    return group, bundle[reps], weights[reps] if d else np.zeros(0), size, first, second
+
+
+def _envy_blocked(instance: Instance, bundle, utility, groups, tol: float) -> EnvyReport:
+    """Envy figures from the ``n x D`` values of the distinct bundles, in row blocks.
+
+    Column ``d`` stands for the ``size[d]`` agents holding bundle ``d`` at weight
+    ``rep_weight[d]``; for agent ``i`` in group ``g`` the column counts one agent
+    less (itself), and is left out when ``i`` holds it alone.
+    """
+    group, rep_bundles, rep_weight, size, first, second = groups
+    n = instance.n_agents
+    w = instance.weights
+    d = size.size
+    own = np.asarray(utility.multiply(bundle).sum(axis=1), dtype=np.float64).ravel()
+    best = np.zeros(n)
+    target = np.where(np.arange(n) == 0, 1, 0).astype(np.int64)
+    envious = 0
+    thresholds = tol * np.maximum(1.0, np.abs(own))
+    if d:
+        dense_right = d * rep_bundles.shape[1] <= ENVY_BLOCK_ENTRIES
+        right = rep_bundles.T.toarray() if dense_right else rep_bundles.T.tocsc()
+        block = max(1, ENVY_BLOCK_ENTRIES // d)
+        none = np.iinfo(np.int64).max
+        for lo in range(0, n, block):
+            hi = min(n, lo + block)
+            scaled = utility[lo:hi] @ right
+            scaled = np.asarray(scaled if dense_right else scaled.toarray(), dtype=np.float64)
+            scaled *= w[lo:hi, None]
+            scaled /= rep_weight[None, :]
+            agents = np.arange(lo, hi)
+            rows = np.flatnonzero(group[lo:hi] >= 0)  # block rows of the agents holding something
+            mine = group[lo:hi][rows]
+            envious += int(((scaled - own[lo:hi, None] > thresholds[lo:hi, None]) @ size).sum())
+            envious -= int(np.sum(scaled[rows, mine] - own[lo:hi][rows] > thresholds[lo:hi][rows]))
+            alone = size[mine] == 1
+            scaled[rows[alone], mine[alone]] = -np.inf  # i's own bundle, held by no one else
+            top = scaled.max(axis=1)
+            positive = np.flatnonzero(top > 0)
+            if positive.size:
+                sub = scaled[positive]
+                candidate = np.where(sub == top[positive, None], first[None, :], none)
+                # In i's own column the lowest other holder is ``second`` when i is the lowest.
+                at = np.searchsorted(positive, rows)
+                hit = (at < positive.size) & (positive[np.minimum(at, positive.size - 1)] == rows)
+                r_sub, g = at[hit], mine[hit]
+                is_first = first[g] == agents[rows[hit]]
+                tied_self = candidate[r_sub, g] != none
+                fix = is_first & tied_self
+                candidate[r_sub[fix], g[fix]] = second[g[fix]]
+                best[lo + positive] = top[positive]
+                target[lo + positive] = candidate.min(axis=1)
+            del scaled
+    report = _envy_from_rows(own, best, target, None, tol)
+    report.envious_pairs = envious if n > 1 else 0
+    return report
+
+
+def _envy_sparse(instance: Instance, amounts: np.ndarray, *, tol: float, keep_matrix: bool | int) -> EnvyReport:
+    """:func:`envy_report` by one sparse product ``U X^T`` (the route up to :data:`ENVY_BLOCKED_FROM` agents)."""
     n = instance.n_agents
     bundle, utility = _bundle_matrix(instance, amounts)
     product = (utility @ bundle.T).tocsr()
@@ -226,10 +366,11 @@ def envy_report(
     best = np.zeros(n)
     target = np.full(n, -1, dtype=np.int64)
     if n > 1:
-        # Unstored entries are 0: default target is any other agent.
+        # Unstored entries are 0: default target is the first other agent.
         target[:] = np.where(np.arange(n) == 0, 1, 0)
         if vals.size:
-            order = np.lexsort((vals, rows))  # by row, then value ascending: the last per row is the max
+            # By row, then value ascending, then column descending: the last per row is the max at its lowest column.
+            order = np.lexsort((-cols, vals, rows))
             last = np.r_[rows[order][1:] != rows[order][:-1], True]
             r_last = rows[order][last]
             v_last = vals[order][last]

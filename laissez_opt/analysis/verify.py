@@ -13,6 +13,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..instance import Instance
 from ..result import Result
 
@@ -67,11 +69,47 @@ def _named_edges(instance: Instance, allocation: list[dict], agents: dict, pools
     found = {}
     if not wanted:
         return found
+    located = _located_edges(instance, wanted)
+    if located is not None:
+        return located
     pools_of = wanted.get
     for edge in instance.edges:
         named = pools_of(edge.agent)
         if named is not None and edge.pool in named:
             found[(edge.agent, edge.pool)] = edge
+    return found
+
+
+def _located_edges(instance: Instance, wanted: dict[str, set]) -> dict | None:
+    """The named pairs' edges found through the instance's index arrays, each confirmed on its record.
+
+    The arrays only say where to look: a pair counts as found when the edge
+    record at that position names exactly that agent and pool, so a wrong
+    array can make a pair look missing (the check then fails loudly, or the
+    caller scans the records) but never make a wrong pair pass.  None when
+    a position does not confirm: the caller then scans every record.
+    """
+    agent_index, pool_index, m = instance.agent_index, instance.pool_index, instance.n_pools
+    names = [(a, p) for a, named in wanted.items() for p in named]
+    keys = np.array([agent_index[a] * m + pool_index[p] for a, p in names], dtype=np.int64)
+    edge_keys = instance.edge_agent * m + instance.edge_pool
+    if edge_keys.size > 1 and not bool(np.all(edge_keys[1:] > edge_keys[:-1])):
+        order = np.argsort(edge_keys, kind="stable")
+        edge_keys = edge_keys[order]
+    else:
+        order = None
+    at = np.minimum(np.searchsorted(edge_keys, keys), max(edge_keys.size - 1, 0))
+    hit = edge_keys[at] == keys if edge_keys.size else np.zeros(keys.size, dtype=bool)
+    positions = (at if order is None else order[at]).tolist()
+    found = {}
+    edges = instance.edges
+    for (a, p), e, ok in zip(names, positions, hit.tolist()):
+        if not ok:
+            continue  # no edge for the pair: reported as incompatible by the caller
+        edge = edges[e]
+        if edge.agent != a or edge.pool != p:
+            return None
+        found[(a, p)] = edge
     return found
 
 

@@ -36,10 +36,20 @@ from .gemmini import FAMILY as _GEMMINI
 from .neocloud import FAMILY as _NEOCLOUD
 from .uniform import FAMILY as _UNIFORM
 
-__all__ = ["FAMILIES", "Family", "generate"]
+__all__ = ["FAMILIES", "Family", "generate", "generate_instance"]
 
 #: Family name -> :class:`Family` (``.name``, ``.description``, ``.params``, callable).
 FAMILIES: dict[str, Family] = {f.name: f for f in (_UNIFORM, _GAVEL, _NEOCLOUD, _GEMMINI)}
+
+
+def _family(family: str) -> Family:
+    fam = FAMILIES.get(family) if isinstance(family, str) else None
+    if fam is None:
+        from ..method_spec import suggest
+
+        raise ValueError(f"unknown instance family {family!r}{suggest(family, FAMILIES)} "
+                         f"(known: {', '.join(sorted(FAMILIES))})")
+    return fam
 
 
 def generate(family: str, agents: int, pools: int, seed: int = 0, **params: Any) -> dict:
@@ -48,10 +58,20 @@ def generate(family: str, agents: int, pools: int, seed: int = 0, **params: Any)
     ``params`` are the family's optional parameters (see ``FAMILIES[family].params``
     for the names and defaults).  Returns a plain dict in the instance format.
     """
-    fam = FAMILIES.get(family) if isinstance(family, str) else None
-    if fam is None:
-        from ..method_spec import suggest
+    return _family(family)(agents, pools, seed, **params)
 
-        raise ValueError(f"unknown instance family {family!r}{suggest(family, FAMILIES)} "
-                         f"(known: {', '.join(sorted(FAMILIES))})")
-    return fam(agents, pools, seed, **params)
+
+def generate_instance(family: str, agents: int, pools: int, seed: int = 0, **params: Any):
+    """The instance of :func:`generate` as an :class:`~laissez_opt.instance.Instance`, built from numpy columns.
+
+    The same instance as ``instance_from_dict(generate(...))`` (equal records,
+    the same canonical text), without the dictionary on the way: each family
+    draws whole columns from ``numpy.random.default_rng(seed)`` and the
+    records are made from them in a few C-level passes, so a million agents
+    take seconds (``benchmarks/generate_scaling.py``).
+
+    >>> inst = generate_instance("gemmini", agents=4, pools=2, seed=1)
+    >>> inst.n_agents, inst.n_edges, inst.name
+    (4, 8, 'gemmini-n4-m2-s1')
+    """
+    return _family(family).instance(agents, pools, seed, **params)

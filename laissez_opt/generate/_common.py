@@ -28,6 +28,8 @@ __all__ = [
     "check_fraction",
     "round_values",
     "assemble",
+    "Draft",
+    "dict_output",
     "format_params",
     "params_tag",
 ]
@@ -53,8 +55,8 @@ class Family:
     description:
         One line saying what the family models and where its numbers come from.
     func:
-        ``func(agents, pools, seed, **params) -> dict``; it receives every
-        parameter, defaults filled in and already checked by :meth:`__call__`.
+        ``func(agents, pools, seed, **params) -> Draft``; it receives every
+        parameter, defaults filled in, sizes already checked by :meth:`draft`.
     params:
         The optional parameters and their defaults.
     min_agents, min_pools:
@@ -69,6 +71,11 @@ class Family:
     min_pools: int = 1
 
     def __call__(self, agents: int, pools: int, seed: int = 0, **params: Any) -> dict:
+        """The instance as a plain dictionary of the instance format."""
+        return self.draft(agents, pools, seed, **params).to_dict()
+
+    def draft(self, agents: int, pools: int, seed: int = 0, **params: Any) -> "Draft":
+        """The instance as whole columns (:class:`Draft`), arguments checked as for a call."""
         agents = check_int(agents, "agents", self.min_agents)
         pools = check_int(pools, "pools", self.min_pools)
         seed = check_int(seed, "seed", 0)
@@ -80,11 +87,15 @@ class Family:
             )
         merged = dict(self.params)
         merged.update(params)
-        data = self.func(agents, pools, seed, **merged)
+        draft = self.func(agents, pools, seed, **merged)
         changed = {k: v for k, v in params.items() if v != self.params[k]}
         if changed:
-            data["name"] = f"{data['name']}-{params_tag(changed)}"
-        return data
+            draft.name = f"{draft.name}-{params_tag(changed)}"
+        return draft
+
+    def instance(self, agents: int, pools: int, seed: int = 0, **params: Any):
+        """The same instance as :meth:`__call__`, as an :class:`~laissez_opt.instance.Instance` built from columns."""
+        return self.draft(agents, pools, seed, **params).to_instance(f"<generated {self.name}>")
 
 
 def params_tag(params: Mapping[str, Any]) -> str:
@@ -151,7 +162,7 @@ def check_bool(value: Any, what: str) -> bool:
 def agent_ids(n: int, prefix: str = "a") -> list[str]:
     """``["a0001", "a0002", ...]``: 1-based, zero-padded to at least 4 digits."""
     width = max(4, len(str(n)))
-    return [f"{prefix}{i:0{width}d}" for i in range(1, n + 1)]
+    return list(map(f"{prefix.replace('%', '%%')}%0{width}d".__mod__, range(1, n + 1)))
 
 
 def cycled_pools(m: int, types: Sequence[str]) -> tuple[list[str], np.ndarray]:
@@ -179,6 +190,151 @@ def format_params(params: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={params[k]!r}" for k in sorted(params))
 
 
+@dataclass
+class Draft:
+    """A generated instance as whole numpy columns, before it becomes a dictionary or an :class:`Instance`.
+
+    Built by :func:`assemble`; :meth:`to_dict` gives the plain dictionary of
+    the instance format (what :func:`laissez_opt.generate.generate` returns)
+    and :meth:`to_instance` the same instance built from the columns
+    directly, without a million small dictionaries on the way
+    (:func:`laissez_opt.io.columns.instance_from_columns`).  Both describe
+    the same instance: ``instance_from_dict(draft.to_dict())`` and
+    ``draft.to_instance()`` have equal records and the same canonical text.
+
+    ``agent_fields`` holds ``(key, values, present)`` per optional agent field
+    in the dictionary's key order; ``present`` (a boolean array, or None for
+    every agent) says which agents carry the key.  ``rows`` and ``cols`` are
+    the agent and pool of each edge, ordered by agent, then pool;
+    ``utility`` is ``(E,)`` or ``(E, R)`` (a per-round list on every edge);
+    ``edge_extra`` maps further edge fields (``bid``, ``cost``) to ``(E,)``
+    arrays.
+    """
+
+    name: str
+    description: str
+    rounds: int
+    round_hours: float
+    pool_records: list
+    agent_names: list
+    agent_fields: list
+    pool_names: list
+    rows: np.ndarray
+    cols: np.ndarray
+    utility: np.ndarray
+    edge_extra: dict
+
+    def to_dict(self) -> dict:
+        """The instance as a plain, JSON-ready dictionary (edges and agents in the columns' order)."""
+        # Building a million small dicts is dominated by the cyclic garbage
+        # collector's repeated passes over the young objects; none of them can
+        # form a cycle, so it is paused while they are made.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            agents = _agent_records(self.agent_names, self.agent_fields)
+            edges = self._edge_records()
+        finally:
+            if enabled:
+                gc.enable()
+        return {
+            "format": FORMAT,
+            "version": 1,
+            "name": self.name,
+            "description": self.description,
+            "rounds": int(self.rounds),
+            "round_hours": float(self.round_hours),
+            "pools": [dict(p) for p in self.pool_records],
+            "agents": agents,
+            "edges": edges,
+        }
+
+    def _edge_records(self) -> list:
+        names_a = np.array(self.agent_names, dtype=object)[self.rows].tolist()
+        names_p = np.array(self.pool_names, dtype=object)[self.cols].tolist()
+        values = self.utility.tolist()
+        keys = ["agent", "pool", "utility", *self.edge_extra]
+        columns = [names_a, names_p, values, *(np.asarray(v).tolist() for v in self.edge_extra.values())]
+        if len(keys) == 3:
+            return [{"agent": a, "pool": p, "utility": u} for a, p, u in zip(names_a, names_p, values)]
+        if keys[3:] == ["bid", "cost"]:
+            return [
+                {"agent": a, "pool": p, "utility": u, "bid": b, "cost": c}
+                for a, p, u, b, c in zip(*columns)
+            ]
+        return [dict(zip(keys, row)) for row in zip(*columns)]
+
+    def to_instance(self, source: str = "<generated>"):
+        """The instance as an :class:`~laissez_opt.instance.Instance`, built from the columns.
+
+        Falls back to ``instance_from_dict(self.to_dict())`` when a column
+        fails a check (a parameter that pushes a value out of range), so the
+        error message is the one the instance format gives.
+        """
+        from ..instance import Pool
+        from ..io import instance_from_dict
+        from ..io.columns import instance_from_columns
+
+        pools = [
+            Pool(id=p["id"], count=p.get("count", 1), cluster=p.get("cluster"),
+                 base_price=float(p.get("base_price", 0.0)))
+            for p in self.pool_records
+        ]
+        columns = {}
+        for key, values, present in self.agent_fields:
+            if key not in ("weight", "demand"):  # pragma: no cover - no family writes other agent fields
+                columns = None
+                break
+            default = 1.0 if key == "weight" else -1
+            values = np.asarray(values)
+            columns[key] = values if present is None else np.where(present, values, default)
+        inst = None
+        if columns is not None and all(k in ("bid", "cost") for k in self.edge_extra):
+            enabled = gc.isenabled()
+            gc.disable()
+            try:
+                inst = instance_from_columns(
+                    pools, self.agent_names, self.rows, self.cols, self.utility,
+                    weight=columns.get("weight"), demand=columns.get("demand"),
+                    bid=self.edge_extra.get("bid"), cost=self.edge_extra.get("cost"),
+                    rounds=int(self.rounds), round_hours=float(self.round_hours), name=self.name,
+                    description=self.description, source=source)
+            finally:
+                if enabled:
+                    gc.enable()
+        if inst is None:
+            inst = instance_from_dict(self.to_dict(), source)
+        return inst
+
+
+def _agent_records(names: Sequence[str], fields: list) -> list:
+    """One dictionary per agent: ``id`` first, then each field where present, in ``fields``' order."""
+    if not fields:
+        return [{"id": a} for a in names]
+    keys = [key for key, _, _ in fields]
+    cols = [np.asarray(values).tolist() for _, values, _ in fields]
+    masks = [present for _, _, present in fields]
+    if all(p is None for p in masks):
+        if len(fields) == 1:
+            (k,) = keys
+            return [{"id": a, k: v} for a, v in zip(names, cols[0])]
+        if len(fields) == 2:
+            k1, k2 = keys
+            return [{"id": a, k1: v1, k2: v2} for a, v1, v2 in zip(names, *cols)]
+    if len(fields) == 1:
+        (k,) = keys
+        return [{"id": a, k: v} if f else {"id": a} for a, f, v in zip(names, masks[0].tolist(), cols[0])]
+    flags = [[True] * len(names) if p is None else p.tolist() for p in masks]
+    out = []
+    for i, a in enumerate(names):
+        record = {"id": a}
+        for k, col, flag in zip(keys, cols, flags):
+            if flag[i]:
+                record[k] = col[i]
+        out.append(record)
+    return out
+
+
 def assemble(
     *,
     family: str,
@@ -188,60 +344,56 @@ def assemble(
     description: str,
     rounds: int,
     pool_records: list[dict],
-    agent_records: list[dict],
     agent_names: Sequence[str],
+    agent_fields: Sequence[tuple] = (),
     pool_names: Sequence[str],
     mask: np.ndarray,
     utility: np.ndarray,
     edge_extra: Mapping[str, np.ndarray] | None = None,
     round_hours: float = 1.0,
-) -> dict:
-    """Build the instance dictionary from dense ``n x m`` arrays.
+) -> Draft:
+    """The :class:`Draft` of an instance given as dense ``n x m`` arrays.
 
     ``mask[i, c]`` marks the compatible pairs (every row must have one).
     ``utility`` is ``n x m`` (one number for every round) or ``n x m x R``
     (a per-round list on every edge).  ``edge_extra`` maps further edge fields
-    (``bid``, ``cost``) to ``n x m`` arrays.  Edges come out ordered by agent,
-    then pool.
+    (``bid``, ``cost``) to ``n x m`` arrays; ``agent_fields`` lists
+    ``(key, values, present)`` per optional agent field (see :class:`Draft`).
+    Edges come out ordered by agent, then pool.
     """
     mask = np.asarray(mask, dtype=bool)
     if not mask.any(axis=1).all():  # a generator bug, never a user error
         raise AssertionError("every generated agent needs at least one edge")
-    rows, cols = np.nonzero(mask)
-    names_a = [agent_names[i] for i in rows.tolist()]
-    names_p = [pool_names[c] for c in cols.tolist()]
-    values = utility[rows, cols].tolist()
-    columns = [names_a, names_p, values]
-    keys = ["agent", "pool", "utility"]
-    for key, arr in (edge_extra or {}).items():
-        keys.append(key)
-        columns.append(np.asarray(arr)[rows, cols].tolist())
-    # Building a million small dicts is dominated by the cyclic garbage
-    # collector's repeated passes over the young objects; none of them can
-    # form a cycle, so it is paused while they are made.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        if len(keys) == 3:
-            edges = [{"agent": a, "pool": p, "utility": u} for a, p, u in zip(names_a, names_p, values)]
-        elif keys[3:] == ["bid", "cost"]:
-            edges = [
-                {"agent": a, "pool": p, "utility": u, "bid": b, "cost": c}
-                for a, p, u, b, c in zip(*columns)
-            ]
-        else:
-            edges = [dict(zip(keys, row)) for row in zip(*columns)]
-    finally:
-        if enabled:
-            gc.enable()
-    return {
-        "format": FORMAT,
-        "version": 1,
-        "name": f"{family}-n{agents}-m{pools}-s{seed}",
-        "description": description,
-        "rounds": int(rounds),
-        "round_hours": float(round_hours),
-        "pools": pool_records,
-        "agents": agent_records,
-        "edges": edges,
-    }
+    if mask.all():  # dense: the nonzero pattern is known, and the arrays are read in order
+        n, m = mask.shape
+        rows = np.repeat(np.arange(n, dtype=np.int64), m)
+        cols = np.tile(np.arange(m, dtype=np.int64), n)
+        take = lambda arr: np.asarray(arr).reshape(n * m, *np.shape(arr)[2:])  # noqa: E731
+    else:
+        rows, cols = np.nonzero(mask)
+        take = lambda arr: np.asarray(arr)[mask]  # noqa: E731  (boolean selection: row-major, as nonzero)
+    return Draft(
+        name=f"{family}-n{agents}-m{pools}-s{seed}",
+        description=description,
+        rounds=int(rounds),
+        round_hours=float(round_hours),
+        pool_records=pool_records,
+        agent_names=list(agent_names),
+        agent_fields=list(agent_fields),
+        pool_names=list(pool_names),
+        rows=rows,
+        cols=cols,
+        utility=take(utility),
+        edge_extra={key: take(arr) for key, arr in (edge_extra or {}).items()},
+    )
+
+
+def dict_output(draft_func: Callable[..., Draft]) -> Callable[..., dict]:
+    """``draft_func`` made to return the plain dictionary (``Draft.to_dict``), same signature."""
+    import functools
+
+    @functools.wraps(draft_func)
+    def wrapper(*args: Any, **kwargs: Any) -> dict:
+        return draft_func(*args, **kwargs).to_dict()
+
+    return wrapper

@@ -80,6 +80,7 @@ from ._common import (
     Family,
     agent_ids,
     assemble,
+    dict_output,
     check_bool,
     check_int,
     cycled_pools,
@@ -87,7 +88,7 @@ from ._common import (
     round_values,
 )
 
-__all__ = ["FAMILY", "THROUGHPUTS", "GPU_TYPES", "DISTRIBUTED", "generate_gavel"]
+__all__ = ["FAMILY", "THROUGHPUTS", "GPU_TYPES", "DISTRIBUTED", "generate_gavel", "draft_gavel"]
 
 #: GPU types in pool order.
 GPU_TYPES = ("V100", "P100", "K80")
@@ -154,7 +155,7 @@ def _job_types(models: Sequence[str] | None) -> list[str]:
     return [t for t in names if _model(t) in set(models)]
 
 
-def generate_gavel(
+def draft_gavel(
     agents: int,
     pools: int,
     seed: int = 0,
@@ -165,7 +166,7 @@ def generate_gavel(
     models: Sequence[str] | None = None,
     rounds: int = 1,
 ) -> dict:
-    """A ``gavel`` instance as a plain dict (see the module docstring)."""
+    """A ``gavel`` instance as whole columns, a :class:`~laissez_opt.generate._common.Draft` (see the module docstring)."""
     max_count = check_int(max_count, "max_count", 1)
     multi_gpu = check_bool(multi_gpu, "multi_gpu")
     priorities = check_bool(priorities, "priorities")
@@ -205,12 +206,7 @@ def generate_gavel(
         for pid, k in zip(pool_names, counts.tolist())
     ]
     names = agent_ids(n)
-    if weight is None:
-        agent_records = [{"id": a, "demand": d} for a, d in zip(names, scale.tolist())]
-    else:
-        agent_records = [
-            {"id": a, "weight": w, "demand": d} for a, w, d in zip(names, weight.tolist(), scale.tolist())
-        ]
+    agent_fields = ([] if weight is None else [("weight", weight, None)]) + [("demand", scale, None)]
     params = {"max_count": max_count, "multi_gpu": multi_gpu, "priorities": priorities,
               "models": None if models is None else list(models), "rounds": rounds}
     description = (
@@ -233,7 +229,7 @@ def generate_gavel(
         description=description,
         rounds=rounds,
         pool_records=pool_records,
-        agent_records=agent_records,
+        agent_fields=agent_fields,
         agent_names=names,
         pool_names=pool_names,
         mask=mask,
@@ -241,9 +237,12 @@ def generate_gavel(
     )
 
 
+#: The same, as a plain dict of the instance format.
+generate_gavel = dict_output(draft_gavel)
+
 FAMILY = Family(
     name="gavel",
     description="DL training jobs on V100/P100/K80 pools with Gavel's (OSDI 2020) per-type throughputs.",
-    func=generate_gavel,
+    func=draft_gavel,
     params=DEFAULTS,
 )

@@ -58,12 +58,13 @@ from ._common import (
     Family,
     agent_ids,
     assemble,
+    dict_output,
     check_int,
     cycled_pools,
     format_params,
 )
 
-__all__ = ["FAMILY", "THROUGHPUTS", "WEIGHT_SETUPS", "CLOCKS", "generate_gemmini"]
+__all__ = ["FAMILY", "THROUGHPUTS", "WEIGHT_SETUPS", "CLOCKS", "generate_gemmini", "draft_gemmini"]
 
 #: Accelerator types in pool order.
 CLOCKS = ("Gemmini-2GHz", "Gemmini-3GHz")
@@ -104,7 +105,7 @@ def _even_counts(total: int, m: int) -> list[int]:
     return [max(1, base + (1 if c < extra else 0)) for c in range(m)]
 
 
-def generate_gemmini(
+def draft_gemmini(
     agents: int,
     pools: int,
     seed: int = 0,
@@ -113,7 +114,7 @@ def generate_gemmini(
     rounds: int = 1,
     devices_per_agent: int = 2,
 ) -> dict:
-    """A ``gemmini`` instance as a plain dict (see the module docstring)."""
+    """A ``gemmini`` instance as whole columns, a :class:`~laissez_opt.generate._common.Draft` (see the module docstring)."""
     if not isinstance(weights, str):
         raise ValueError(f"weights must be one of {', '.join(WEIGHT_SETUPS)}, got {weights!r}")
     rounds = check_int(rounds, "rounds", 1)
@@ -137,9 +138,7 @@ def generate_gemmini(
         for pid, k in zip(pool_names, counts)
     ]
     names = agent_ids(n)
-    agent_records = [
-        {"id": a} if wt == 1.0 else {"id": a, "weight": wt} for a, wt in zip(names, w.tolist())
-    ]
+    agent_fields = [("weight", w, w != 1.0)]
     params = {"weights": weights, "rounds": rounds, "devices_per_agent": devices_per_agent}
     description = (
         f"Seeded random instance, family 'gemmini' (laissez_opt.generate): {n} agents on {m} pools "
@@ -160,7 +159,7 @@ def generate_gemmini(
         description=description,
         rounds=rounds,
         pool_records=pool_records,
-        agent_records=agent_records,
+        agent_fields=agent_fields,
         agent_names=names,
         pool_names=pool_names,
         mask=mask,
@@ -168,9 +167,12 @@ def generate_gemmini(
     )
 
 
+#: The same, as a plain dict of the instance format.
+generate_gemmini = dict_output(draft_gemmini)
+
 FAMILY = Family(
     name="gemmini",
     description="Inference agents on Gemmini at 2 GHz / 3 GHz with the MTF thesis's Table 5.1 throughputs.",
-    func=generate_gemmini,
+    func=draft_gemmini,
     params=DEFAULTS,
 )

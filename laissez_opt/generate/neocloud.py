@@ -63,6 +63,7 @@ from ._common import (
     Family,
     agent_ids,
     assemble,
+    dict_output,
     check_bool,
     check_fraction,
     check_int,
@@ -71,7 +72,7 @@ from ._common import (
     round_values,
 )
 
-__all__ = ["FAMILY", "ACCELERATORS", "BASE_PRICES", "SPEED_RANGES", "generate_neocloud"]
+__all__ = ["FAMILY", "ACCELERATORS", "BASE_PRICES", "SPEED_RANGES", "generate_neocloud", "draft_neocloud"]
 
 #: Accelerator types in pool order.
 ACCELERATORS = ("A10", "L4", "H100", "Trainium")
@@ -93,7 +94,7 @@ DEFAULTS = {
 }
 
 
-def generate_neocloud(
+def draft_neocloud(
     agents: int,
     pools: int,
     seed: int = 0,
@@ -105,7 +106,7 @@ def generate_neocloud(
     max_demand: int = 1,
     rounds: int = 1,
 ) -> dict:
-    """A ``neocloud`` instance as a plain dict (see the module docstring)."""
+    """A ``neocloud`` instance as whole columns, a :class:`~laissez_opt.generate._common.Draft` (see the module docstring)."""
     max_count = check_int(max_count, "max_count", 1)
     no_trainium = check_fraction(no_trainium, "no_trainium")
     large_memory = check_fraction(large_memory, "large_memory")
@@ -146,7 +147,7 @@ def generate_neocloud(
         for pid, k, t in zip(pool_names, counts.tolist(), kind.tolist())
     ]
     names = agent_ids(n)
-    agent_records = [{"id": a, "demand": d} for a, d in zip(names, demand.tolist())]
+    agent_fields = [("demand", demand, None)]
     params = {"max_count": max_count, "no_trainium": no_trainium, "large_memory": large_memory,
               "with_cost": with_cost, "max_demand": max_demand, "rounds": rounds}
     description = (
@@ -174,7 +175,7 @@ def generate_neocloud(
         description=description,
         rounds=rounds,
         pool_records=pool_records,
-        agent_records=agent_records,
+        agent_fields=agent_fields,
         agent_names=names,
         pool_names=pool_names,
         mask=mask,
@@ -183,9 +184,12 @@ def generate_neocloud(
     )
 
 
+#: The same, as a plain dict of the instance format.
+generate_neocloud = dict_output(draft_neocloud)
+
 FAMILY = Family(
     name="neocloud",
     description="Tenant jobs bidding per device-hour for A10/L4/H100/Trainium pools (LaissezCloud).",
-    func=generate_neocloud,
+    func=draft_neocloud,
     params=DEFAULTS,
 )

@@ -36,18 +36,19 @@ from ._common import (
     Family,
     agent_ids,
     assemble,
+    dict_output,
     check_fraction,
     check_int,
     format_params,
     round_values,
 )
 
-__all__ = ["FAMILY", "generate_uniform"]
+__all__ = ["FAMILY", "generate_uniform", "draft_uniform"]
 
 DEFAULTS = {"density": 0.3, "max_count": 4, "max_demand": 3, "rounds": 1}
 
 
-def generate_uniform(
+def draft_uniform(
     agents: int,
     pools: int,
     seed: int = 0,
@@ -57,7 +58,7 @@ def generate_uniform(
     max_demand: int | None = 3,
     rounds: int = 1,
 ) -> dict:
-    """A ``uniform`` instance as a plain dict (see the module docstring)."""
+    """A ``uniform`` instance as whole columns, a :class:`~laissez_opt.generate._common.Draft` (see the module docstring)."""
     density = check_fraction(density, "density", allow_zero=False)
     max_count = check_int(max_count, "max_count", 1)
     if max_demand is not None:
@@ -83,13 +84,7 @@ def generate_uniform(
         {"id": pid, "count": k, "base_price": 0.0} for pid, k in zip(pool_names, counts.tolist())
     ]
     names = agent_ids(n)
-    if max_demand is None:
-        agent_records = [{"id": a} for a in names]
-    else:
-        agent_records = [
-            {"id": a, "demand": d} if f else {"id": a}
-            for a, f, d in zip(names, finite.tolist(), demand.tolist())
-        ]
+    agent_fields = [] if max_demand is None else [("demand", demand, finite)]
     params = {"density": density, "max_count": max_count, "max_demand": max_demand, "rounds": rounds}
     description = (
         f"Seeded random instance, family 'uniform' (laissez_opt.generate): {n} agents, {m} pools, "
@@ -107,7 +102,7 @@ def generate_uniform(
         description=description,
         rounds=rounds,
         pool_records=pool_records,
-        agent_records=agent_records,
+        agent_fields=agent_fields,
         agent_names=names,
         pool_names=pool_names,
         mask=mask,
@@ -115,9 +110,12 @@ def generate_uniform(
     )
 
 
+#: The same, as a plain dict of the instance format.
+generate_uniform = dict_output(draft_uniform)
+
 FAMILY = Family(
     name="uniform",
     description="Synthetic: uniform (0, 1] utilities on a sparse random compatibility graph.",
-    func=generate_uniform,
+    func=draft_uniform,
     params=DEFAULTS,
 )

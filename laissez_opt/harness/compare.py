@@ -202,7 +202,9 @@ def _run_task(task: dict) -> dict:
 
         envy = envy_report(instance, result.amounts, keep_matrix=False)
         row["max_envy"] = envy.largest_envy
-        row["envy_free"] = envy.envy_free
+        row["envy_free"] = None if envy.skipped else envy.envy_free
+        if envy.skipped:
+            row.setdefault("notes", []).append(envy.skipped)
         if task.get("pareto"):
             from ..exact.pareto import pareto_check
 

@@ -233,7 +233,8 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor)
     else:
         # The transposed copy (by pool) for the reverse step.
         row_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_ptr))
-        order = np.argsort(cols_arg, kind="stable")
+        # Stable by pool; pool numbers that fit 16 bits take numpy's radix sort (linear in the edges).
+        order = np.argsort(cols_arg.astype(np.uint16) if m <= 65536 else cols_arg, kind="stable")
         col_rows, col_vals = row_of[order], vals[order]
         col_ptr = np.zeros(m + 1, np.int64)
         np.cumsum(np.bincount(cols_arg, minlength=m), out=col_ptr[1:])
@@ -308,31 +309,45 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
     n, m, rounds = instance.n_agents, instance.n_pools, instance.rounds
     amounts = np.zeros((instance.n_edges, rounds))
     edge_agent, edge_pool = instance.edge_agent, instance.edge_pool
-    weighted = instance.weights[edge_agent][:, None] * instance.edge_utility
+    weights = instance.weights
+    # Equal weights of 1 (the common case) leave the utilities as they are: no E x R product to form.
+    weighted = instance.edge_utility if bool(np.all(weights == 1.0)) else weights[edge_agent][:, None] * instance.edge_utility
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
     deadline = instance.last_rounds
     counts = instance.counts
     demands = instance.effective_demands
     key_of_edge = edge_agent * m + edge_pool
-    key_order = np.argsort(key_of_edge)
+    # Edges ordered by agent, then pool (as files and generators leave them) need no sort to be found.
+    in_order = key_of_edge.size < 2 or bool(np.all(key_of_edge[1:] > key_of_edge[:-1]))
+    key_order = None if in_order else np.argsort(key_of_edge)
+    sorted_keys = key_of_edge if in_order else key_of_edge[key_order]
     prices, per_round = [], []
     solve_s = load_s = 0.0
     for r in range(rounds):
         check_deadline(f"in round {r} of {instance.rounds}")
-        live = (weighted[:, r] > 0) & (arrival[edge_agent] <= r) & (r <= deadline[edge_agent])
+        present = (arrival <= r) & (r <= deadline)
+        live = weighted[:, r] > 0
+        if not present.all():
+            live &= present[edge_agent]
         chosen = np.flatnonzero(live)
         # Compressed rows by agent, edges in instance order within a row (the tie rule).
-        chosen = chosen[np.argsort(edge_agent[chosen], kind="stable")]
+        if not in_order:
+            chosen = chosen[np.argsort(edge_agent[chosen], kind="stable")]
         row_ptr = np.zeros(n + 1, np.int64)
         np.cumsum(np.bincount(edge_agent[chosen], minlength=n), out=row_ptr[1:])
-        cols = edge_pool[chosen].astype(np.int64)
-        vals = np.ascontiguousarray(weighted[chosen, r])
-        out = _run(row_ptr, cols, vals, False, n, m, counts, demands, eps=eps, tol=tol, factor=factor)
+        vals = weighted[:, r].copy() if chosen.size == weighted.shape[0] else np.ascontiguousarray(weighted[chosen, r])
+        if in_order and chosen.size == n * m:
+            # Every pair live, by agent then pool: the dense n x m form, with no transposed copy to sort.
+            out = _run(row_ptr, None, vals, True, n, m, counts, demands, eps=eps, tol=tol, factor=factor)
+        else:
+            cols = edge_pool if chosen.size == edge_pool.size else edge_pool[chosen]
+            out = _run(row_ptr, cols, vals, False, n, m, counts, demands, eps=eps, tol=tol, factor=factor)
         solve_s += out.solve_s
         load_s += out.load_s
         if len(out.pairs):
             keys = out.pairs[:, 0] * m + out.pairs[:, 1]
-            edges = key_order[np.searchsorted(key_of_edge[key_order], keys)]
+            at = np.searchsorted(sorted_keys, keys)
+            edges = at if key_order is None else key_order[at]
             amounts[edges, r] = out.pairs[:, 2]
         prices.append({p.id: float(v) for p, v in zip(instance.pools, out.prices)})
         per_round.append(out)

@@ -310,21 +310,97 @@ def preferences_from_matrix(scores: np.ndarray) -> Preferences:
 
 
 def _preferences_from_edges(instance: Instance, r: int, norm: np.ndarray, active: np.ndarray) -> Preferences:
-    """Round ``r``'s preference lists from the instance's edges (``norm``: ``u~`` per edge)."""
+    """Round ``r``'s preference lists from the instance's edges (``norm``: ``u~`` per edge).
+
+    Each active agent's edges with ``u_{i,c,r} > 0``, by utility descending, ties by
+    pool index.  When the edges are ordered by agent, then pool (as the file
+    reader and the generators leave them), the lists come from one stable row
+    sort of an ``n x L`` table of the negated utilities (``L`` the longest
+    list, padding ``+inf`` sorting last), which keeps the pool order of ties;
+    otherwise (or when the table would be much larger than the edges) from one
+    ``np.lexsort`` by (agent, utility descending, pool).  Both give the same
+    order.  The arrays are exposed as memoryviews (no per-entry Python objects).
+    """
     u = instance.edge_utility[:, r]
     agent = instance.edge_agent
-    idx = np.nonzero((u > 0) & active[agent])[0]
-    order = idx[np.lexsort((instance.edge_pool[idx], -u[idx], agent[idx]))]
+    n, m = instance.n_agents, instance.n_pools
+    if u.size == n * m and active.all() and _dense_in_order(instance) and u.min() > 0:
+        # Every agent on every pool, edges in (agent, pool) order, all wanted: the row sort of the
+        # n x m utility table is the whole build (a position's pool is its column).
+        perm = _stable_row_argsort(-u.reshape(n, m))
+        order = (perm + (np.arange(n, dtype=np.int64) * m)[:, None]).reshape(-1)
+        starts = np.arange(n, dtype=np.int64) * m
+        return Preferences(
+            pool=memoryview(perm.reshape(-1)),
+            score=memoryview(np.take_along_axis(np.asarray(norm, dtype=np.float64).reshape(n, m), perm, axis=1).reshape(-1)),
+            start=starts.tolist(),
+            end=(starts + m).tolist(),
+            edge=memoryview(order),
+            owner=np.repeat(np.arange(n, dtype=np.int64), m),
+        )
+    idx = np.flatnonzero((u > 0) & active[agent])
+    order = _row_sorted(instance, idx, u)
+    if order is None:
+        order = idx[np.lexsort((instance.edge_pool[idx], -u[idx], agent[idx]))]
     owner = agent[order]
     bounds = np.searchsorted(owner, np.arange(instance.n_agents + 1))
     return Preferences(
-        pool=instance.edge_pool[order].tolist(),
-        score=norm[order].tolist(),
+        pool=memoryview(instance.edge_pool[order]),
+        score=memoryview(np.ascontiguousarray(norm[order])),
         start=bounds[:-1].tolist(),
         end=bounds[1:].tolist(),
-        edge=order.tolist(),
+        edge=memoryview(order),
         owner=owner,
     )
+
+
+def _dense_in_order(instance: Instance) -> bool:
+    """Whether edge ``e`` is agent ``e // m`` on pool ``e % m`` (every pair, in order)."""
+    n, m = instance.n_agents, instance.n_pools
+    if instance.n_edges != n * m:
+        return False
+    agent, pool = instance.edge_agent.reshape(n, m), instance.edge_pool.reshape(n, m)
+    return bool((agent == np.arange(n)[:, None]).all() and (pool == np.arange(m)[None, :]).all())
+
+
+def _row_sorted(instance: Instance, idx: np.ndarray, u: np.ndarray) -> np.ndarray | None:
+    """``idx`` (edges ordered by agent, then pool) sorted by agent, utility descending, pool; None: not applicable."""
+    n, m = instance.n_agents, instance.n_pools
+    if idx.size == 0:
+        return idx
+    agent, pool = instance.edge_agent[idx], instance.edge_pool[idx]
+    key = agent * m + pool
+    if not bool(np.all(key[1:] > key[:-1])):
+        return None
+    if idx.size == n * m:  # every agent on every pool, in order: idx is 0..E-1 and the table is the utilities
+        perm = _stable_row_argsort(-u.reshape(n, m))
+        return (perm + (np.arange(n, dtype=np.int64) * m)[:, None]).reshape(-1)
+    length = np.bincount(agent, minlength=n)
+    width = int(length.max())
+    if n * width > 4 * idx.size + 4096:  # very uneven lists: the padded table would dwarf the edges
+        return None
+    first = np.r_[0, np.cumsum(length)[:-1]]
+    column = np.arange(idx.size) - first[agent]
+    table = np.full((n, width), np.inf)
+    table[agent, column] = -u[idx]
+    perm = _stable_row_argsort(table)
+    keep = np.arange(width)[None, :] < length[:, None]
+    return idx[(first[:, None] + perm)[keep]]
+
+
+def _stable_row_argsort(table: np.ndarray) -> np.ndarray:
+    """``np.argsort(table, axis=1, kind="stable")``: one unstable sort, then a stable one of the rows with ties.
+
+    Only rows whose sorted values repeat (a finite value twice; the ``+inf``
+    padding repeats harmlessly, it stays last) can differ between the two.
+    """
+    perm = np.argsort(table, axis=1)
+    if table.shape[1] > 1:
+        ordered = np.take_along_axis(table, perm, axis=1)
+        tied = np.flatnonzero(((ordered[:, 1:] == ordered[:, :-1]) & np.isfinite(ordered[:, 1:])).any(axis=1))
+        if tied.size:
+            perm[tied] = np.argsort(table[tied], axis=1, kind="stable")
+    return perm
 
 
 # --------------------------------------------------------------------------- one round

@@ -33,9 +33,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..instance import MAX_INTEGER, MAX_MAGNITUDE, Agent, Edge, Instance, _check_head, _check_vector, _finite
+from ..instance import MAX_INTEGER, MAX_MAGNITUDE, Agent, Edge, Instance, Pool, _check_head, _check_vector, _finite
 
-__all__ = ["loads_fast", "instance_fast", "ids_are_valid"]
+__all__ = ["loads_fast", "instance_fast", "instance_from_columns", "ids_are_valid"]
 
 _NONE = type(None)
 _MISSING = object()
@@ -113,6 +113,8 @@ def _in_strings(data: dict):
 
 #: An id with leading or trailing whitespace, in ids joined by newlines (no valid id holds one).
 _PADDED_ID = re.compile(r"(?:\A|\n)\s|\s(?:\n|\Z)")
+#: The ASCII characters that ``str.isspace`` (and so the pattern's ``\s``) takes for whitespace, but the newline.
+_ASCII_SPACE = tuple(c for c in map(chr, range(128)) if c.isspace() and c != "\n")
 
 
 def ids_are_valid(ids: Sequence) -> bool:
@@ -133,9 +135,14 @@ def ids_are_valid(ids: Sequence) -> bool:
     if lengths.min() < 1 or lengths.max() > 200:
         return False
     joined = "\n".join(ids)
-    if joined.count("\n") != len(ids) - 1 or _PADDED_ID.search(joined):
+    if joined.count("\n") != len(ids) - 1:
         return False
-    if not joined.isascii():
+    ascii_text = joined.isascii()
+    # Padding needs a whitespace character; plain ASCII text without any other than the separators
+    # (the usual case) skips the pattern's scan.
+    if (not ascii_text or any(c in joined for c in _ASCII_SPACE)) and _PADDED_ID.search(joined):
+        return False
+    if not ascii_text:
         try:
             joined.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate
@@ -297,6 +304,25 @@ def instance_fast(data: Any, source: str, name: str, pools_of) -> Instance | Non
     return inst
 
 
+def _column_agents(ids: list, weights: np.ndarray, demands: np.ndarray) -> tuple:
+    """The agent records of :func:`instance_from_columns` (``demands[i] < 0``: unbounded)."""
+    n = len(ids)
+    return _build(Agent, _AGENT_RECORD, [ids, weights.tolist(), _optional(demands, demands < 0), repeat(None, n),
+                                         repeat(0, n), repeat(None, n), repeat(0.0, n), repeat(0.0, n),
+                                         repeat(None, n), repeat(None, n), repeat(False, n), repeat(None, n)])
+
+
+def _column_edges(ids: list, pool_ids: list, edge_agent: np.ndarray, edge_pool: np.ndarray, utility: np.ndarray,
+                  bid: np.ndarray | None, cost: np.ndarray | None) -> tuple:
+    """The edge records of :func:`instance_from_columns`."""
+    n_edges = edge_agent.size
+    names = np.array(ids, dtype=object)
+    pool_names = np.array(pool_ids, dtype=object)
+    utilities = list(map(tuple, utility.tolist())) if utility.ndim == 2 else utility.tolist()
+    extra = [repeat(None, n_edges) if column is None else column.tolist() for column in (bid, cost)]
+    return _build(Edge, _EDGE_RECORD, [names[edge_agent].tolist(), pool_names[edge_pool].tolist(), utilities, *extra])
+
+
 def _rare_fields(agents: list, rounds: int, agent_cols: list) -> bool:
     """Check the agents with ``arrivals`` or ``task`` one by one and put their values in ``agent_cols``."""
     from .schema import _fast_check
@@ -452,3 +478,122 @@ def _edge_columns(edges: list, every: frozenset, some: frozenset, rounds: int, a
     if table is not None:
         views["edge_utility"] = table
     return [agent_names, pool_names, utilities, *extra]
+
+
+def _in_range(values: np.ndarray, *, minimum: float, strict: bool = False) -> bool:
+    """Whether every number of ``values`` is finite, at least (above, when ``strict``) ``minimum`` and at most MAX_MAGNITUDE."""
+    if values.size == 0:
+        return True
+    low, high = values.min(), values.max()  # NaN propagates and fails both tests
+    return bool(((low > minimum) if strict else (low >= minimum)) and high <= MAX_MAGNITUDE)
+
+
+def instance_from_columns(
+    pools: Sequence[Pool],
+    agent_ids: Sequence[str],
+    edge_agent: np.ndarray,
+    edge_pool: np.ndarray,
+    utility: np.ndarray,
+    *,
+    weight: np.ndarray | None = None,
+    demand: np.ndarray | None = None,
+    bid: np.ndarray | None = None,
+    cost: np.ndarray | None = None,
+    rounds: int = 1,
+    round_hours: float = 1.0,
+    name: str = "instance",
+    description: str = "",
+    source: str | None = None,
+) -> Instance | None:
+    """An :class:`Instance` built from whole columns, or None when a column fails a check.
+
+    The columns: agent ``i`` has id ``agent_ids[i]``, weight ``weight[i]``
+    (1 when ``weight`` is None) and demand ``demand[i]`` (an integer; -1 or a
+    missing ``demand`` column means null, unbounded); edge ``e`` joins agent
+    ``edge_agent[e]`` to pool ``edge_pool[e]`` (row and column numbers) with
+    utility ``utility[e]`` (shape ``(E,)``, the same in every round) or
+    ``utility[e, r]`` (shape ``(E, rounds)``, a per-round list), and
+    optional ``bid[e]`` and ``cost[e]``.  Every rule of
+    :func:`laissez_opt.instance.check_instance` is checked on the columns
+    with numpy (ranges, finiteness, unique ids and (agent, pool) pairs,
+    references); at any failure the answer is None and the caller builds
+    the instance the precise way, whose message names the problem.  The
+    records are made without the per-record checks, and the array views
+    (``edge_agent``, ``edge_pool``, ``edge_utility``, ``weights``,
+    ``demands``, ...) are stored as if built on first use.  Used by the
+    instance generators (``laissez_opt.generate``).
+
+    >>> import numpy as np
+    >>> inst = instance_from_columns([Pool("P", count=2)], ["a", "b"], np.array([0, 1]), np.array([0, 0]),
+    ...                              np.array([1.5, 2.0]), demand=np.array([1, -1]))
+    >>> inst.agents[1].demand is None, inst.edges[0].utility, inst.utility[:, 0, 0].tolist()
+    (True, 1.5, [1.5, 2.0])
+    >>> instance_from_columns([Pool("P")], ["a"], np.array([0]), np.array([0]), np.array([-1.0])) is None
+    True
+    """
+    n, m = len(agent_ids), len(pools)
+    inst = Instance._prechecked(tuple(pools), (None,), (), rounds=rounds, round_hours=round_hours, name=name,
+                                description=description, source=source)
+    try:
+        _check_head(inst)
+    except Exception:
+        return None
+    ids = list(agent_ids)
+    if not n or not ids_are_valid(ids):
+        return None
+    index = dict(zip(ids, range(n)))
+    if len(index) != n:
+        return None
+    edge_agent = np.asarray(edge_agent, dtype=np.int64)
+    edge_pool = np.asarray(edge_pool, dtype=np.int64)
+    utility = np.asarray(utility, dtype=np.float64)
+    n_edges = edge_agent.size
+    per_round = utility.ndim == 2
+    if (edge_pool.shape != (n_edges,) or utility.shape[0] != n_edges or utility.ndim not in (1, 2)
+            or (per_round and utility.shape[1] != rounds)):
+        return None
+    if n_edges and (edge_agent.min() < 0 or edge_agent.max() >= n or edge_pool.min() < 0 or edge_pool.max() >= m):
+        return None
+    key = edge_agent * m + edge_pool
+    if n_edges > 1 and not bool(np.all(key[1:] > key[:-1])) and np.unique(key).size != n_edges:
+        return None
+    weights = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64)
+    demands = np.full(n, -1, np.int64) if demand is None else np.asarray(demand, dtype=np.int64)
+    if weights.shape != (n,) or demands.shape != (n,) or not _in_range(weights, minimum=0, strict=True):
+        return None
+    if demands.size and (demands.min() < -1 or demands.max() > MAX_INTEGER):
+        return None
+    if not _in_range(utility, minimum=0):
+        return None
+    extra = []
+    for column in (bid, cost):
+        if column is None:
+            extra.append(None)
+            continue
+        column = np.asarray(column, dtype=np.float64)
+        if column.shape != (n_edges,) or not _in_range(column, minimum=0):
+            return None
+        extra.append(column)
+    unbounded = demands < 0
+    # The records are built when first asked for (half of generating a million agents otherwise).
+    inst._records_later("agents", n, partial(_column_agents, ids, weights, demands))
+    inst._records_later("edges", n_edges, partial(_column_edges, ids, [pool.id for pool in inst.pools], edge_agent,
+                                                  edge_pool, utility, *extra))
+    views = {
+        "agent_index": index,
+        "pool_index": {pool.id: c for c, pool in enumerate(inst.pools)},
+        "edge_agent": edge_agent,
+        "edge_pool": edge_pool,
+        "weights": weights,
+        "demands": np.where(unbounded, np.inf, demands.astype(np.float64)),
+    }
+    if per_round:
+        views["edge_utility"] = utility
+    elif rounds == 1:
+        views["edge_utility"] = utility[:, None].copy()
+    if bid is not None:
+        views["edge_bid"] = np.asarray(bid, dtype=np.float64)
+    if cost is not None:
+        views["edge_cost"] = np.asarray(cost, dtype=np.float64)
+    inst.__dict__.update(views)
+    return inst
