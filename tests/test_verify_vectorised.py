@@ -60,6 +60,8 @@ def rich_instances(draw):
 def _close(a, b) -> bool:
     if a is None or b is None:
         return a is b
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
     return a == b or abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b))
 
 

@@ -298,8 +298,8 @@ class _Fallback(Exception):
 #: Errors the column check turns into a fallback: a value of a type or size the record walk
 #: reports (or raises on) by itself.
 _UNREADABLE = (_Fallback, KeyError, TypeError, ValueError, OverflowError, IndexError, AttributeError)
-_RECORD = operator.itemgetter("agent", "pool", "round", "amount")
-_NUMBER_TYPES = {float, int, np.float64}
+#: Numbers the record walk reads as numbers (``bool`` and ``np.float64`` are ``int`` and ``float`` to it).
+_NUMBER_TYPES = {float, int, bool, np.float64}
 
 
 def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verification:
@@ -357,13 +357,15 @@ def _allocation_columns(instance: Instance, allocation) -> tuple[np.ndarray, np.
         return empty, empty, empty, np.zeros(0)
     if set(map(type, allocation)) != {dict}:
         raise _Fallback
-    agent_ids, pool_ids, rounds, amounts = zip(*map(_RECORD, allocation))
-    if not (set(map(type, agent_ids)) | set(map(type, pool_ids))) <= {str} or set(map(type, rounds)) != {int} \
-            or not set(map(type, amounts)) <= {float, int}:
+    rounds, amounts = (list(map(operator.itemgetter(key), allocation)) for key in ("round", "amount"))
+    if not set(map(type, rounds)) <= {int, bool} or not set(map(type, amounts)) <= _NUMBER_TYPES:
         raise _Fallback
+    # Ids need no type check: only an equal string finds an agent or a pool, as in the record walk.
     missing = itertools.repeat(-1)
-    agent = np.fromiter(map(instance.agent_index.get, agent_ids, missing), dtype=np.int64, count=size)
-    pool = np.fromiter(map(instance.pool_index.get, pool_ids, missing), dtype=np.int64, count=size)
+    agent = np.fromiter(map(instance.agent_index.get, map(operator.itemgetter("agent"), allocation), missing),
+                        dtype=np.int64, count=size)
+    pool = np.fromiter(map(instance.pool_index.get, map(operator.itemgetter("pool"), allocation), missing),
+                       dtype=np.int64, count=size)
     return agent, pool, np.fromiter(rounds, dtype=np.int64, count=size), np.fromiter(amounts, dtype=np.float64, count=size)
 
 
@@ -391,30 +393,61 @@ def _sums_by(keys: np.ndarray, weights: np.ndarray, size: int) -> tuple[np.ndarr
     return present, np.bincount(inverse, weights=weights, minlength=present.size)
 
 
+def _chosen(instance: Instance, rows) -> tuple:
+    agents = instance.agents
+    return agents if isinstance(rows, range) and len(rows) == len(agents) else [agents[i] for i in rows]
+
+
 def _windows(instance: Instance, rows) -> tuple[np.ndarray, np.ndarray]:
-    """Arrival ``a_i`` and last usable round ``min(deadline, R - 1)`` of the agents ``rows``, from their records."""
-    agents, last = instance.agents, instance.rounds - 1
-    chosen = agents if isinstance(rows, range) and len(rows) == len(agents) else [agents[i] for i in rows]
-    arrival = np.fromiter(map(operator.attrgetter("arrival"), chosen), dtype=np.int64, count=len(chosen))
-    deadline = np.fromiter((last if d is None else min(d, last) for d in map(operator.attrgetter("deadline"), chosen)),
-                           dtype=np.int64, count=len(chosen))
-    return arrival, deadline
+    """Arrival ``a_i`` and last usable round ``min(deadline, R - 1)`` of the agents ``rows``, from their records.
+
+    The instance's checks guarantee ``0 <= a_i < R`` and ``deadline >= a_i``, so
+    with one round every window is round 0 and no record needs reading.
+    """
+    size = len(rows)
+    if instance.rounds == 1:
+        return np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+    chosen = _chosen(instance, rows)
+    arrival = np.fromiter(map(operator.attrgetter("arrival"), chosen), dtype=np.int64, count=size)
+    # Deadlines are integers below 2**31 (checked on construction), exact as floats; null reads as NaN.
+    deadline = np.fromiter(map(operator.attrgetter("deadline"), chosen), dtype=np.float64, count=size)
+    last = np.where(np.isnan(deadline), instance.rounds - 1, np.minimum(deadline, instance.rounds - 1))
+    return arrival, last.astype(np.int64)
 
 
 def _column(instance: Instance, name: str, rows, default: float) -> np.ndarray:
     """The agents' field ``name`` (``default`` where null) as floats, read from their records."""
-    agents = instance.agents
-    chosen = agents if isinstance(rows, range) and len(rows) == len(agents) else (agents[i] for i in rows)
-    values = map(operator.attrgetter(name), chosen)
-    return np.fromiter((default if v is None else v for v in values), dtype=np.float64, count=len(rows))
+    values = np.fromiter(map(operator.attrgetter(name), _chosen(instance, rows)), dtype=np.float64, count=len(rows))
+    return np.where(np.isnan(values), default, values)
 
 
-def _numbers(mapping, ids: list[str]) -> np.ndarray:
-    """``mapping[id]`` for every id as floats; a missing or non-numeric value hands over to the record walk."""
-    values = list(map(mapping.get, ids))
-    if not set(map(type, values)) <= _NUMBER_TYPES:
+def _numbers(mapping, ids: list[str]) -> tuple[np.ndarray, bool]:
+    """``mapping[id]`` for every id as floats, and whether ``mapping`` is a dict of floats in the order of ``ids``.
+
+    A missing or non-numeric value hands over to the record walk.
+    """
+    # A result lists its agents in the instance's order: read the values without a lookup per agent.
+    in_order = type(mapping) is dict and len(mapping) == len(ids) and list(mapping) == ids
+    values = list(mapping.values()) if in_order else list(map(mapping.get, ids))
+    types = set(map(type, values))
+    if not types <= _NUMBER_TYPES:
         raise _Fallback
-    return np.array(values, dtype=np.float64)
+    return np.array(values, dtype=np.float64), in_order and types <= {float}
+
+
+def _utilities(result: Result, ids: list[str], reported: np.ndarray, plain: bool, utility: np.ndarray) -> dict:
+    """The recomputed utilities as ``{agent: U_i}`` in the instance's order.
+
+    Built from a copy of the reported dict when it is a plain dict of floats in
+    that order, replacing only the entries that differ (a copy is far cheaper
+    than inserting a million keys); the values are the recomputed ones either way.
+    """
+    if not plain:
+        return dict(zip(ids, utility.tolist()))
+    out = result.utilities.copy()
+    for k in np.flatnonzero(reported != utility).tolist():
+        out[ids[k]] = float(utility[k])
+    return out
 
 
 def _agrees(reported, recomputed: float, tol: float) -> None:
@@ -440,11 +473,12 @@ def _verify_columns(instance: Instance, result: Result, tol: float) -> Verificat
     if result.mode == "integral":
         _check(np.abs(amount - np.round(amount)) <= tol)
     running = amount > tol
-    busy = np.unique(agent[running])
-    if busy.size:
-        arrival, last = _windows(instance, busy.tolist())
-        where = np.searchsorted(busy, agent[running])
-        _check((arrival[where] <= rnd[running]) & (rnd[running] <= last[where]))
+    # Windows of the agents that run (all agents when most of them do).
+    busy = np.flatnonzero(np.bincount(agent[running], minlength=n))
+    rows = range(n) if 4 * busy.size > n or result.method in ("maxmin", "drf") else busy.tolist()
+    arrival, last = np.zeros(n, dtype=np.int64), np.full(n, rounds - 1, dtype=np.int64)
+    arrival[rows], last[rows] = _windows(instance, rows)
+    _check((arrival[agent[running]] <= rnd[running]) & (rnd[running] <= last[agent[running]]))
     weights = instance.weights
     counts = instance.counts
     edge_agent, edge_pool, edge_utility = instance.edge_agent, instance.edge_pool, instance.edge_utility
@@ -463,7 +497,7 @@ def _verify_columns(instance: Instance, result: Result, tol: float) -> Verificat
     earned = edge_utility[edge, rnd] * amount
     utility = np.bincount(agent, weights=earned, minlength=n)
     ids = list(instance.agent_index)
-    reported = _numbers(result.utilities, ids)
+    reported, plain = _numbers(result.utilities, ids)
     _check(np.abs(reported - utility) <= tol * np.maximum(1.0, np.maximum(np.abs(reported), np.abs(utility))))
     objective = None
     method = result.method
@@ -488,7 +522,7 @@ def _verify_columns(instance: Instance, result: Result, tol: float) -> Verificat
         unsold = instance.base_prices * h * (counts * rounds - sold)
         objective = float(value.sum() + unsold.sum())
         _agrees(result.objective, objective, tol)
-        pay = _numbers(result.payments or {}, ids)
+        pay = _numbers(result.payments or {}, ids)[0]
         _check((pay >= -tol) & (pay <= value + tol * np.maximum(1.0, value)))
     if method in _WEIGHTED_WELFARE:
         objective = _sequential_sum(weights * utility)
@@ -498,9 +532,9 @@ def _verify_columns(instance: Instance, result: Result, tol: float) -> Verificat
         _agrees(result.objective, objective, tol)
     if method in ("maxmin", "drf"):
         if method == "drf":
-            objective = _drf_objective(instance, result, agent, pool, rnd, amount, tasks, capacity, kinds, tol)
+            objective = _drf_objective(instance, result, agent, pool, rnd, amount, tasks, capacity, kinds, (arrival, last), tol)
         else:
-            objective = _maxmin_objective(instance, result, utility)
+            objective = _maxmin_objective(instance, result, utility, (arrival, last))
         _agrees(result.objective, objective, tol)
     if method in ("migration", "migration_free", "fcfs_static", "myopic"):
         objective = _replay(instance, result, agent, pool, rnd, amount, edge, running)
@@ -510,7 +544,7 @@ def _verify_columns(instance: Instance, result: Result, tol: float) -> Verificat
         _agrees(result.objective, objective, tol)
     if result.status == "optimal" and result.gap not in (None, 0.0) and result.gap > 1e-6:
         raise _Fallback
-    return Verification(True, [], dict(zip(ids, utility.tolist())), objective)
+    return Verification(True, [], _utilities(result, ids, reported, plain, utility), objective)
 
 
 def _themis_objective(instance: Instance, bidders, utility: np.ndarray) -> float:
@@ -534,11 +568,11 @@ def _themis_objective(instance: Instance, bidders, utility: np.ndarray) -> float
     return max(0.0, float(rho.max())) if rho.size else 0.0
 
 
-def _maxmin_objective(instance: Instance, result: Result, utility: np.ndarray) -> float:
+def _maxmin_objective(instance: Instance, result: Result, utility: np.ndarray, windows) -> float:
     """``min U_i / (w_i E_i)`` over the agents able to get value (``E_i``: the weighted equal share, or 1 when raw)."""
     n, rounds = instance.n_agents, instance.rounds
     edge_agent, edge_utility = instance.edge_agent, instance.edge_utility
-    arrival, last = _windows(instance, range(n))
+    arrival, last = windows
     in_window = (np.arange(rounds) >= arrival[edge_agent, None]) & (np.arange(rounds) <= last[edge_agent, None])
     usable = np.bincount(edge_agent, weights=np.any((edge_utility > 0) & in_window, axis=1), minlength=n) > 0
     if result.params.get("normalizer", "equal_share") == "raw":
@@ -577,7 +611,7 @@ def _drf_vectors(instance: Instance) -> tuple[np.ndarray, np.ndarray, list[str]]
     return need, capacity, kinds
 
 
-def _drf_objective(instance, result, agent, pool, rnd, amount, need, capacity, kinds, tol) -> float:
+def _drf_objective(instance, result, agent, pool, rnd, amount, need, capacity, kinds, windows, tol) -> float:
     """drf's resource loads per pool and round, then ``min s_i / w_i`` (dominant shares of tasks per round)."""
     n, m, rounds = instance.n_agents, instance.n_pools, instance.rounds
     edge_agent, edge_pool = instance.edge_agent, instance.edge_pool
@@ -589,7 +623,7 @@ def _drf_objective(instance, result, agent, pool, rnd, amount, need, capacity, k
     _check(needed.any(axis=1))
     least = 1.0 if result.mode == "integral" else 1e-300
     fits = np.all((capacity[edge_pool] >= need[edge_agent] * least) | ~needed[edge_agent], axis=1)
-    arrival, last = _windows(instance, range(n))
+    arrival, last = windows
     usable = (arrival <= last) & (np.bincount(edge_agent, weights=fits, minlength=n) > 0)
     if result.params.get("capacity_basis", "compatible") == "compatible":
         pooled = np.stack([np.bincount(edge_agent, weights=capacity[edge_pool, k], minlength=n)
