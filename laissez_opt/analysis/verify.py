@@ -349,24 +349,58 @@ def _check(passed) -> None:
         raise _Fallback
 
 
-def _allocation_columns(instance: Instance, allocation) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Agent row, pool column, round and amount of every record, after checking their types in bulk."""
+def _allocation_columns(instance: Instance, result: Result):
+    """Agent row, pool column, round, amount and edge row of every record, after checking their types in bulk.
+
+    The edge row is ``None`` when it must be looked up (:func:`_edge_of`).
+    """
+    allocation = result.allocation
     size = len(allocation)
     if size == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty, np.zeros(0)
+        return empty, empty, empty, np.zeros(0), empty
     if set(map(type, allocation)) != {dict}:
         raise _Fallback
     rounds, amounts = (list(map(operator.itemgetter(key), allocation)) for key in ("round", "amount"))
     if not set(map(type, rounds)) <= {int, bool} or not set(map(type, amounts)) <= _NUMBER_TYPES:
         raise _Fallback
+    rounds = np.fromiter(rounds, dtype=np.int64, count=size)
+    amounts = np.fromiter(amounts, dtype=np.float64, count=size)
+    edge = _hinted_edges(instance, result)
+    if edge is not None:
+        return instance.edge_agent[edge], instance.edge_pool[edge], rounds, amounts, edge
     # Ids need no type check: only an equal string finds an agent or a pool, as in the record walk.
     missing = itertools.repeat(-1)
     agent = np.fromiter(map(instance.agent_index.get, map(operator.itemgetter("agent"), allocation), missing),
                         dtype=np.int64, count=size)
     pool = np.fromiter(map(instance.pool_index.get, map(operator.itemgetter("pool"), allocation), missing),
                        dtype=np.int64, count=size)
-    return agent, pool, np.fromiter(rounds, dtype=np.int64, count=size), np.fromiter(amounts, dtype=np.float64, count=size)
+    return agent, pool, rounds, amounts, None
+
+
+def _hinted_edges(instance: Instance, result: Result) -> np.ndarray | None:
+    """The edge row of every record, guessed from ``result.amounts`` and confirmed on the records, or ``None``.
+
+    A result produced in this process carries its amounts as an ``E x R``
+    array; its nonzero entries, in row order, are a guess of the edge each
+    record is on.  The guess is only a hint: it is kept when every record's
+    agent and pool equal those of its guessed edge's record (string equality,
+    as a lookup by id would find), and dropped otherwise, so a wrong or stale
+    array costs the id lookups and never a wrong verdict.  Comparing with the
+    edge records in order is several times faster than hashing a million ids.
+    """
+    amounts = result.amounts
+    if not isinstance(amounts, np.ndarray) or amounts.shape != (instance.n_edges, instance.rounds):
+        return None
+    guess = np.nonzero(amounts > 1e-9)[0]
+    allocation = result.allocation
+    if guess.size != len(allocation):
+        return None
+    edges = list(map(instance.edges.__getitem__, guess.tolist()))
+    for key in ("agent", "pool"):
+        if list(map(operator.itemgetter(key), allocation)) != list(map(operator.attrgetter(key), edges)):
+            return None
+    return guess
 
 
 def _edge_of(instance: Instance, agent: np.ndarray, pool: np.ndarray) -> np.ndarray:
@@ -463,10 +497,11 @@ def _sequential_sum(values: np.ndarray) -> float:
 def _verify_columns(instance: Instance, result: Result, tol: float) -> Verification:
     """:func:`verify` on whole columns; raises :class:`_Fallback` at the first check that does not hold."""
     n, m, rounds = instance.n_agents, instance.n_pools, instance.rounds
-    agent, pool, rnd, amount = _allocation_columns(instance, result.allocation)
-    _check(agent >= 0)
-    _check(pool >= 0)
-    edge = _edge_of(instance, agent, pool)
+    agent, pool, rnd, amount, edge = _allocation_columns(instance, result)
+    if edge is None:
+        _check(agent >= 0)
+        _check(pool >= 0)
+        edge = _edge_of(instance, agent, pool)
     _check((rnd >= 0) & (rnd < rounds))
     _check(np.isfinite(amount))
     _check(amount >= -tol)
