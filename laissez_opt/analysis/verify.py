@@ -1,10 +1,40 @@
 """Independent verification of any result against its instance.
 
-This module shares no code with the models: it walks the instance's records
-(pools, agents, edges) with plain Python loops, never the numpy views or the
-declared constraint matrices, and recomputes feasibility, every agent's
-utility and the objective of the methods whose objective it knows.  A bug in
-a model, a lowering or a solver's tolerance shows up here as a violation.
+This module shares no code with the models: it never reads a constraint
+matrix, a declaration, a lowering or a model-derived view, and imports
+nothing from ``exact``, ``heuristics``, ``modeling`` or the result-building
+helpers.  It recomputes feasibility, every agent's utility and the objective
+of the methods whose objective it knows, so a bug in a model, a lowering or a
+solver's tolerance shows up here as a violation.
+
+What it reads from the instance: the raw data as given in the file, either as
+records (:class:`~laissez_opt.instance.Agent`, ``Pool``, ``Edge``) or as the
+plain columns that hold exactly the same numbers: ``agent_index`` /
+``pool_index`` (id -> row), ``edge_agent``, ``edge_pool``, ``edge_utility``
+(``E x R``), ``edge_cost``, ``counts``, ``base_prices``, ``weights`` and
+``demands`` (``inf`` where null).  Agents' arrivals, deadlines, work,
+elapsed time, migration costs, tasks, queue arrivals and required flags, and
+edges' bids, are read from the records.  Everything else it derives itself:
+the last usable round of each agent (``Instance.last_rounds``, which the models
+use, is not read), the edge of each allocation record, the loads per pool and
+round and per agent and round, utilities, equal shares, dominant shares, the
+migration replay and the objectives.  From the result it reads the allocation
+records, the reported utilities, payments, objective, status and gap; the
+result's ``amounts`` array serves only as a guess of each record's edge that
+is confirmed against the record's own agent and pool ids (a wrong guess costs
+time, never a verdict).
+
+Two implementations of the same checks:
+
+* :func:`verify` reads the allocation into columns once and runs every check
+  on whole arrays with numpy (sums per pool-round and agent-round with
+  ``np.bincount``, the edges found by binary search on sorted keys); its cost
+  is a few passes over the allocation records plus array work, a small share
+  of any solve;
+* :func:`_verify_records`, the reference, walks the records one by one with
+  plain Python loops.  :func:`verify` hands over to it when any check fails,
+  so the violation messages are exactly the reference's, and when a record is
+  not a plain ``dict`` of the expected types.
 """
 
 from __future__ import annotations
@@ -316,7 +346,8 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
     objective of the methods this module knows (weighted welfare, min_cost,
     vcg with its payment bounds, themis's ``max rho``, the leximin level of
     maxmin and drf with drf's resource loads, the migration family's replay,
-    backlog) matches its recomputation (``docs/verification.md`` states each).
+    backlog) matches its recomputation (:func:`_verify_records` states each
+    formula in its comments).
     An infeasible result carries no allocation; an optimal one has no gap.
 
     The allocation is read once into columns and every check runs on whole
@@ -384,10 +415,10 @@ def _hinted_edges(instance: Instance, result: Result) -> np.ndarray | None:
     A result produced in this process carries its amounts as an ``E x R``
     array; its nonzero entries, in row order, are a guess of the edge each
     record is on.  The guess is only a hint: it is kept when every record's
-    agent and pool equal those of its guessed edge's record (string equality,
-    as a lookup by id would find), and dropped otherwise, so a wrong or stale
-    array costs the id lookups and never a wrong verdict.  Comparing with the
-    edge records in order is several times faster than hashing a million ids.
+    agent and pool ids equal the ids of its guessed edge's agent and pool
+    (string equality, what a lookup by id finds), and dropped otherwise, so a
+    wrong or stale array costs the id lookups and never a wrong verdict.
+    Comparing ids in order is several times faster than hashing a million ids.
     """
     amounts = result.amounts
     if not isinstance(amounts, np.ndarray) or amounts.shape != (instance.n_edges, instance.rounds):
@@ -396,9 +427,9 @@ def _hinted_edges(instance: Instance, result: Result) -> np.ndarray | None:
     allocation = result.allocation
     if guess.size != len(allocation):
         return None
-    edges = list(map(instance.edges.__getitem__, guess.tolist()))
-    for key in ("agent", "pool"):
-        if list(map(operator.itemgetter(key), allocation)) != list(map(operator.attrgetter(key), edges)):
+    for key, ids, rows in (("agent", list(instance.agent_index), instance.edge_agent),
+                           ("pool", list(instance.pool_index), instance.edge_pool)):
+        if list(map(operator.itemgetter(key), allocation)) != list(map(ids.__getitem__, rows[guess].tolist())):
             return None
     return guess
 
@@ -508,12 +539,15 @@ def _verify_columns(instance: Instance, result: Result, tol: float) -> Verificat
     if result.mode == "integral":
         _check(np.abs(amount - np.round(amount)) <= tol)
     running = amount > tol
-    # Windows of the agents that run (all agents when most of them do).
-    busy = np.flatnonzero(np.bincount(agent[running], minlength=n))
-    rows = range(n) if 4 * busy.size > n or result.method in ("maxmin", "drf") else busy.tolist()
-    arrival, last = np.zeros(n, dtype=np.int64), np.full(n, rounds - 1, dtype=np.int64)
-    arrival[rows], last[rows] = _windows(instance, rows)
-    _check((arrival[agent[running]] <= rnd[running]) & (rnd[running] <= last[agent[running]]))
+    # Windows of the agents that run (all agents when most of them do); with one round every
+    # window is round 0 (the instance's checks: 0 <= a_i < R, deadline >= a_i).
+    arrival = last = None
+    if rounds > 1:
+        busy = np.flatnonzero(np.bincount(agent[running], minlength=n))
+        rows = range(n) if 4 * busy.size > n or result.method in ("maxmin", "drf") else busy.tolist()
+        arrival, last = np.zeros(n, dtype=np.int64), np.full(n, rounds - 1, dtype=np.int64)
+        arrival[rows], last[rows] = _windows(instance, rows)
+        _check((arrival[agent[running]] <= rnd[running]) & (rnd[running] <= last[agent[running]]))
     weights = instance.weights
     counts = instance.counts
     edge_agent, edge_pool, edge_utility = instance.edge_agent, instance.edge_pool, instance.edge_utility
@@ -608,14 +642,18 @@ def _maxmin_objective(instance: Instance, result: Result, utility: np.ndarray, w
     n, rounds = instance.n_agents, instance.rounds
     edge_agent, edge_utility = instance.edge_agent, instance.edge_utility
     arrival, last = windows
-    in_window = (np.arange(rounds) >= arrival[edge_agent, None]) & (np.arange(rounds) <= last[edge_agent, None])
-    usable = np.bincount(edge_agent, weights=np.any((edge_utility > 0) & in_window, axis=1), minlength=n) > 0
+    if rounds == 1:
+        positive = edge_utility[:, 0] > 0
+    else:
+        in_window = (np.arange(rounds) >= arrival[edge_agent, None]) & (np.arange(rounds) <= last[edge_agent, None])
+        positive = np.any((edge_utility > 0) & in_window, axis=1)
+    usable = np.bincount(edge_agent, weights=positive, minlength=n) > 0
     if result.params.get("normalizer", "equal_share") == "raw":
         scale = instance.weights
     else:
         # Edge by edge, round by round: the order in which the record walk adds.
         worth = (instance.counts[instance.edge_pool][:, None] * edge_utility).ravel()
-        full = np.bincount(np.repeat(edge_agent, rounds), weights=worth, minlength=n)
+        full = np.bincount(edge_agent if rounds == 1 else np.repeat(edge_agent, rounds), weights=worth, minlength=n)
         scale = instance.weights / _sequential_sum(instance.weights) * full
     with np.errstate(divide="ignore", invalid="ignore"):
         value = np.where(scale > 0, utility / scale, 0.0)
@@ -659,7 +697,9 @@ def _drf_objective(instance, result, agent, pool, rnd, amount, need, capacity, k
     least = 1.0 if result.mode == "integral" else 1e-300
     fits = np.all((capacity[edge_pool] >= need[edge_agent] * least) | ~needed[edge_agent], axis=1)
     arrival, last = windows
-    usable = (arrival <= last) & (np.bincount(edge_agent, weights=fits, minlength=n) > 0)
+    usable = np.bincount(edge_agent, weights=fits, minlength=n) > 0
+    if rounds > 1:
+        usable &= arrival <= last
     if result.params.get("capacity_basis", "compatible") == "compatible":
         pooled = np.stack([np.bincount(edge_agent, weights=capacity[edge_pool, k], minlength=n)
                            for k in range(len(kinds))], axis=1)
