@@ -497,7 +497,7 @@ def _numbers(mapping, ids: list[str]) -> tuple[np.ndarray, bool]:
     types = set(map(type, values))
     if not types <= _NUMBER_TYPES:
         raise _Fallback
-    return np.array(values, dtype=np.float64), in_order and types <= {float}
+    return np.fromiter(values, dtype=np.float64, count=len(values)), in_order and types <= {float}
 
 
 def _utilities(result: Result, ids: list[str], reported: np.ndarray, plain: bool, utility: np.ndarray) -> dict:
