@@ -104,3 +104,18 @@ def test_io_scaling_quick(tmp_path):
     assert [s["size"] for s in report["sizes"]] == ["100x10:dense", "1000x100"]
     assert all(s["same_instance"] and s["verified"] for s in report["sizes"])
     assert sorted(p.name for p in out.iterdir()) == ["io_scaling.json", "io_scaling.md"]
+
+
+def test_verify_scaling_quick(tmp_path):
+    """The verifier benchmark runs at its quick sizes: every result verifies and both verifiers agree."""
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "verify_scaling.py"), "--quick", "--repeat", "1", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "verify_scaling.json").read_text())
+    assert len(report["rows"]) == 3
+    assert all(r["verified"] and r["same_verdict"] for r in report["rows"])
+    assert "verify / solve" in (out / "verify_scaling.md").read_text()
+    assert sorted(p.name for p in out.iterdir()) == ["verify_scaling.json", "verify_scaling.md"]
