@@ -464,14 +464,8 @@ def _chosen(instance: Instance, rows) -> tuple:
 
 
 def _windows(instance: Instance, rows) -> tuple[np.ndarray, np.ndarray]:
-    """Arrival ``a_i`` and last usable round ``min(deadline, R - 1)`` of the agents ``rows``, from their records.
-
-    The instance's checks guarantee ``0 <= a_i < R`` and ``deadline >= a_i``, so
-    with one round every window is round 0 and no record needs reading.
-    """
+    """Arrival ``a_i`` and last usable round ``min(deadline, R - 1)`` of the agents ``rows``, from their records."""
     size = len(rows)
-    if instance.rounds == 1:
-        return np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
     chosen = _chosen(instance, rows)
     arrival = np.fromiter(map(operator.attrgetter("arrival"), chosen), dtype=np.int64, count=size)
     # Deadlines are integers below 2**31 (checked on construction), exact as floats; null reads as NaN.
@@ -550,7 +544,7 @@ def _verify_columns(instance: Instance, result: Result, tol: float) -> Verificat
         _check((arrival[agent[running]] <= rnd[running]) & (rnd[running] <= last[agent[running]]))
     weights = instance.weights
     counts = instance.counts
-    edge_agent, edge_pool, edge_utility = instance.edge_agent, instance.edge_pool, instance.edge_utility
+    edge_utility = instance.edge_utility
     tasks = kinds = None
     if result.method == "drf":
         tasks, capacity, kinds = _drf_vectors(instance)
