@@ -347,7 +347,11 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
     vcg with its payment bounds, themis's ``max rho``, the leximin level of
     maxmin and drf with drf's resource loads, the migration family's replay,
     backlog) matches its recomputation (:func:`_verify_records` states each
-    formula in its comments).
+    formula in its comments; the feasibility conditions are the models' of
+    ``models/`` and the result format's of ``docs/getting-started.md``,
+    section Verification).  Cost: ``O(L + n + E R)`` array work for ``L``
+    allocation records, ``n`` agents and ``E`` edges, and one Python-level
+    read of each record's four fields.
     An infeasible result carries no allocation; an optimal one has no gap.
 
     The allocation is read once into columns and every check runs on whole
