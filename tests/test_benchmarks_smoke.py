@@ -166,3 +166,18 @@ def test_envy_scaling_quick(tmp_path):
     assert [r["agents"] for r in report["rows"]] == [100, 100, 300, 300, 1000, 1000]
     assert all(r["same"] for r in report["rows"])
     assert sorted(p.name for p in out.iterdir()) == ["envy_scaling.json", "envy_scaling.md"]
+
+
+def test_verify_scaling_quick(tmp_path):
+    """The verifier benchmark runs at its quick sizes: every result verifies and both verifiers agree."""
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "verify_scaling.py"), "--quick", "--repeat", "1", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "verify_scaling.json").read_text())
+    assert len(report["rows"]) == 3
+    assert all(r["verified"] and r["same_verdict"] for r in report["rows"])
+    assert "verify / solve" in (out / "verify_scaling.md").read_text()
+    assert sorted(p.name for p in out.iterdir()) == ["verify_scaling.json", "verify_scaling.md"]

@@ -1,15 +1,47 @@
 """Independent verification of any result against its instance.
 
-This module shares no code with the models: it walks the instance's records
-(pools, agents, edges) with plain Python loops, never the numpy views or the
-declared constraint matrices, and recomputes feasibility, every agent's
-utility and the objective of the methods whose objective it knows.  A bug in
-a model, a lowering or a solver's tolerance shows up here as a violation.
+This module shares no code with the models: it never reads a constraint
+matrix, a declaration, a lowering or a model-derived view, and imports
+nothing from ``exact``, ``heuristics``, ``modeling`` or the result-building
+helpers.  It recomputes feasibility, every agent's utility and the objective
+of the methods whose objective it knows, so a bug in a model, a lowering or a
+solver's tolerance shows up here as a violation.
+
+What it reads from the instance: the raw data as given in the file, either as
+records (:class:`~laissez_opt.instance.Agent`, ``Pool``, ``Edge``) or as the
+plain columns that hold exactly the same numbers: ``agent_index`` /
+``pool_index`` (id -> row), ``edge_agent``, ``edge_pool``, ``edge_utility``
+(``E x R``), ``edge_cost``, ``counts``, ``base_prices``, ``weights`` and
+``demands`` (``inf`` where null).  Agents' arrivals, deadlines, work,
+elapsed time, migration costs, tasks, queue arrivals and required flags, and
+edges' bids, are read from the records.  Everything else it derives itself:
+the last usable round of each agent (``Instance.last_rounds``, which the models
+use, is not read), the edge of each allocation record, the loads per pool and
+round and per agent and round, utilities, equal shares, dominant shares, the
+migration replay and the objectives.  From the result it reads the allocation
+records, the reported utilities, payments, objective, status and gap; the
+result's ``amounts`` array serves only as a guess of each record's edge that
+is confirmed against the record's own agent and pool ids (a wrong guess costs
+time, never a verdict).
+
+Two implementations of the same checks:
+
+* :func:`verify` reads the allocation into columns once and runs every check
+  on whole arrays with numpy (sums per pool-round and agent-round with
+  ``np.bincount``, the edges found by binary search on sorted keys); its cost
+  is a few passes over the allocation records plus array work, a small share
+  of any solve;
+* :func:`_verify_records`, the reference, walks the records one by one with
+  plain Python loops.  :func:`verify` hands over to it when any check fails,
+  so the violation messages are exactly the reference's, and when a record is
+  not a plain ``dict`` of the expected types.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -69,9 +101,6 @@ def _named_edges(instance: Instance, allocation: list[dict], agents: dict, pools
     found = {}
     if not wanted:
         return found
-    located = _located_edges(instance, wanted)
-    if located is not None:
-        return located
     pools_of = wanted.get
     for edge in instance.edges:
         named = pools_of(edge.agent)
@@ -80,41 +109,12 @@ def _named_edges(instance: Instance, allocation: list[dict], agents: dict, pools
     return found
 
 
-def _located_edges(instance: Instance, wanted: dict[str, set]) -> dict | None:
-    """The named pairs' edges found through the instance's index arrays, each confirmed on its record.
+def _verify_records(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verification:
+    """The reference check: walk the instance's and the allocation's records one by one.
 
-    The arrays only say where to look: a pair counts as found when the edge
-    record at that position names exactly that agent and pool, so a wrong
-    array can make a pair look missing (the check then fails loudly, or the
-    caller scans the records) but never make a wrong pair pass.  None when
-    a position does not confirm: the caller then scans every record.
-    """
-    agent_index, pool_index, m = instance.agent_index, instance.pool_index, instance.n_pools
-    names = [(a, p) for a, named in wanted.items() for p in named]
-    keys = np.array([agent_index[a] * m + pool_index[p] for a, p in names], dtype=np.int64)
-    edge_keys = instance.edge_agent * m + instance.edge_pool
-    if edge_keys.size > 1 and not bool(np.all(edge_keys[1:] > edge_keys[:-1])):
-        order = np.argsort(edge_keys, kind="stable")
-        edge_keys = edge_keys[order]
-    else:
-        order = None
-    at = np.minimum(np.searchsorted(edge_keys, keys), max(edge_keys.size - 1, 0))
-    hit = edge_keys[at] == keys if edge_keys.size else np.zeros(keys.size, dtype=bool)
-    positions = (at if order is None else order[at]).tolist()
-    found = {}
-    edges = instance.edges
-    for (a, p), e, ok in zip(names, positions, hit.tolist()):
-        if not ok:
-            continue  # no edge for the pair: reported as incompatible by the caller
-        edge = edges[e]
-        if edge.agent != a or edge.pool != p:
-            return None
-        found[(a, p)] = edge
-    return found
-
-
-def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verification:
-    """Recompute feasibility, utilities and objective of ``result`` from ``instance``.
+    Same checks and messages as :func:`verify`; :func:`verify` runs this when its
+    column check finds any violation (so the messages come from here) or meets a
+    record that is not a clean ``dict`` of the expected types.
 
     Checks: every record names a known agent, pool and edge and a round inside
     the horizon; amounts are finite, non-negative and integral in integral
@@ -318,3 +318,466 @@ def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verifica
     if result.status == "optimal" and result.gap not in (None, 0.0) and result.gap > 1e-6:
         problems.append(f"labelled optimal with a gap of {result.gap:g}")
     return Verification(not problems, problems, utilities, objective)
+
+
+# ------------------------------------------------------------------ the column check
+class _Fallback(Exception):
+    """The column check met a violation or a record it does not read: the record walk decides."""
+
+
+#: Errors the column check turns into a fallback: a value of a type or size the record walk
+#: reports (or raises on) by itself.
+_UNREADABLE = (_Fallback, KeyError, TypeError, ValueError, OverflowError, IndexError, AttributeError)
+#: Numbers the record walk reads as numbers (``bool`` and ``np.float64`` are ``int`` and ``float`` to it).
+_NUMBER_TYPES = {float, int, bool, np.float64}
+
+
+def verify(instance: Instance, result: Result, *, tol: float = 1e-6) -> Verification:
+    """Recompute feasibility, utilities and objective of ``result`` from ``instance``.
+
+    With ``x_{i,c,r}`` the allocation's amounts, ``k_c`` the pool sizes, ``d_i``
+    the demands, ``[a_i, D_i]`` the agents' windows (``D_i = min(deadline, R-1)``)
+    and ``u_{i,c,r}`` the edge utilities, a result passes when every record
+    names a known agent, pool, edge ``(i, c)`` and round ``0 <= r < R``, its
+    amount is finite, ``>= -tol`` and (integral mode) within ``tol`` of an
+    integer, ``x > tol`` only for ``a_i <= r <= D_i``, ``sum_i x_{i,c,r} <= k_c + tol``,
+    ``sum_c x_{i,c,r} <= d_i + tol``, every reported ``U_i`` matches
+    ``sum_{c,r} u_{i,c,r} x_{i,c,r}`` (``|a - b| <= tol max(1, |a|, |b|)``), and the
+    objective of the methods this module knows (weighted welfare, min_cost,
+    vcg with its payment bounds, themis's ``max rho``, the leximin level of
+    maxmin and drf with drf's resource loads, the migration family's replay,
+    backlog) matches its recomputation (:func:`_verify_records` states each
+    formula in its comments; the feasibility conditions are the models' of
+    ``models/`` and the result format's of ``docs/getting-started.md``,
+    section Verification).  Cost: ``O(L + n + E R)`` array work for ``L``
+    allocation records, ``n`` agents and ``E`` edges, and one Python-level
+    read of each record's four fields.
+    An infeasible result carries no allocation; an optimal one has no gap.
+
+    The allocation is read once into columns and every check runs on whole
+    arrays (``np.bincount`` per pool-round and agent-round, a sorted-key
+    ``np.searchsorted`` for the edges); when any check fails, or a record is
+    not a plain ``dict`` of the expected types, the record-by-record reference
+    :func:`_verify_records` runs and its messages are returned, so the
+    messages never depend on the path.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.load("instances/hotos25-table1.json")
+    >>> result = lo.solve(inst, "welfare", check=False)
+    >>> verify(inst, result).ok
+    True
+    >>> result.utilities[inst.agents[0].id] += 1.0
+    >>> verify(inst, result).violations[0].startswith("utility of agent")
+    True
+    """
+    if result.status != "infeasible":
+        try:
+            return _verify_columns(instance, result, tol)
+        except _UNREADABLE:
+            pass
+    return _verify_records(instance, result, tol=tol)
+
+
+def _check(passed) -> None:
+    """Hand over to the record walk when a whole-array check does not hold everywhere."""
+    if not np.all(passed):
+        raise _Fallback
+
+
+def _allocation_columns(instance: Instance, result: Result):
+    """Agent row, pool column, round, amount and edge row of every record, after checking their types in bulk.
+
+    The edge row is ``None`` when it must be looked up (:func:`_edge_of`).
+    """
+    allocation = result.allocation
+    size = len(allocation)
+    if size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, np.zeros(0), empty
+    if set(map(type, allocation)) != {dict}:
+        raise _Fallback
+    rounds, amounts = (list(map(operator.itemgetter(key), allocation)) for key in ("round", "amount"))
+    if not set(map(type, rounds)) <= {int, bool} or not set(map(type, amounts)) <= _NUMBER_TYPES:
+        raise _Fallback
+    rounds = np.fromiter(rounds, dtype=np.int64, count=size)
+    amounts = np.fromiter(amounts, dtype=np.float64, count=size)
+    edge = _hinted_edges(instance, result)
+    if edge is not None:
+        return instance.edge_agent[edge], instance.edge_pool[edge], rounds, amounts, edge
+    # Ids need no type check: only an equal string finds an agent or a pool, as in the record walk.
+    missing = itertools.repeat(-1)
+    agent = np.fromiter(map(instance.agent_index.get, map(operator.itemgetter("agent"), allocation), missing),
+                        dtype=np.int64, count=size)
+    pool = np.fromiter(map(instance.pool_index.get, map(operator.itemgetter("pool"), allocation), missing),
+                       dtype=np.int64, count=size)
+    return agent, pool, rounds, amounts, None
+
+
+def _hinted_edges(instance: Instance, result: Result) -> np.ndarray | None:
+    """The edge row of every record, guessed from ``result.amounts`` and confirmed on the records, or ``None``.
+
+    A result produced in this process carries its amounts as an ``E x R``
+    array; its nonzero entries, in row order, are a guess of the edge each
+    record is on.  The guess is only a hint: it is kept when every record's
+    agent and pool ids equal the ids of its guessed edge's agent and pool
+    (string equality, what a lookup by id finds), and dropped otherwise, so a
+    wrong or stale array costs the id lookups and never a wrong verdict.
+    Comparing ids in order is several times faster than hashing a million ids.
+    """
+    amounts = result.amounts
+    if not isinstance(amounts, np.ndarray) or amounts.shape != (instance.n_edges, instance.rounds):
+        return None
+    guess = np.nonzero(amounts > 1e-9)[0]
+    allocation = result.allocation
+    if guess.size != len(allocation):
+        return None
+    for key, ids, rows in (("agent", list(instance.agent_index), instance.edge_agent),
+                           ("pool", list(instance.pool_index), instance.edge_pool)):
+        if list(map(operator.itemgetter(key), allocation)) != list(map(ids.__getitem__, rows[guess].tolist())):
+            return None
+    return guess
+
+
+def _edge_of(instance: Instance, agent: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """The edge row of each (agent, pool) pair, by binary search on the sorted keys ``i * m + c``."""
+    m = instance.n_pools
+    keys = instance.edge_agent * m + instance.edge_pool
+    order = None
+    if keys.size > 1 and not np.all(keys[1:] > keys[:-1]):
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+    wanted = agent * m + pool
+    if wanted.size and not keys.size:
+        raise _Fallback
+    at = np.minimum(np.searchsorted(keys, wanted), max(keys.size - 1, 0))
+    _check(keys[at] == wanted)
+    return at if order is None else order[at]
+
+
+def _sums_by(keys: np.ndarray, weights: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(key, sum of weights)`` per key, each sum taken in record order (as the record walk adds)."""
+    if size <= max(1 << 22, 4 * keys.size):
+        return np.arange(size), np.bincount(keys, weights=weights, minlength=size)
+    present, inverse = np.unique(keys, return_inverse=True)
+    return present, np.bincount(inverse, weights=weights, minlength=present.size)
+
+
+def _chosen(instance: Instance, rows) -> tuple:
+    agents = instance.agents
+    return agents if isinstance(rows, range) and len(rows) == len(agents) else [agents[i] for i in rows]
+
+
+def _windows(instance: Instance, rows) -> tuple[np.ndarray, np.ndarray]:
+    """Arrival ``a_i`` and last usable round ``min(deadline, R - 1)`` of the agents ``rows``, from their records."""
+    size = len(rows)
+    chosen = _chosen(instance, rows)
+    arrival = np.fromiter(map(operator.attrgetter("arrival"), chosen), dtype=np.int64, count=size)
+    # Deadlines are integers below 2**31 (checked on construction), exact as floats; null reads as NaN.
+    deadline = np.fromiter(map(operator.attrgetter("deadline"), chosen), dtype=np.float64, count=size)
+    last = np.where(np.isnan(deadline), instance.rounds - 1, np.minimum(deadline, instance.rounds - 1))
+    return arrival, last.astype(np.int64)
+
+
+def _column(instance: Instance, name: str, rows, default: float) -> np.ndarray:
+    """The agents' field ``name`` (``default`` where null) as floats, read from their records."""
+    values = np.fromiter(map(operator.attrgetter(name), _chosen(instance, rows)), dtype=np.float64, count=len(rows))
+    return np.where(np.isnan(values), default, values)
+
+
+def _numbers(mapping, ids: list[str]) -> tuple[np.ndarray, bool]:
+    """``mapping[id]`` for every id as floats, and whether ``mapping`` is a dict of floats in the order of ``ids``.
+
+    A missing or non-numeric value hands over to the record walk.
+    """
+    # A result lists its agents in the instance's order: read the values without a lookup per agent.
+    in_order = type(mapping) is dict and len(mapping) == len(ids) and list(mapping) == ids
+    values = list(mapping.values()) if in_order else list(map(mapping.get, ids))
+    types = set(map(type, values))
+    if not types <= _NUMBER_TYPES:
+        raise _Fallback
+    return np.fromiter(values, dtype=np.float64, count=len(values)), in_order and types <= {float}
+
+
+def _utilities(result: Result, ids: list[str], reported: np.ndarray, plain: bool, utility: np.ndarray) -> dict:
+    """The recomputed utilities as ``{agent: U_i}`` in the instance's order.
+
+    Built from a copy of the reported dict when it is a plain dict of floats in
+    that order, replacing only the entries that differ (a copy is far cheaper
+    than inserting a million keys); the values are the recomputed ones either way.
+    """
+    if not plain:
+        return dict(zip(ids, utility.tolist()))
+    out = result.utilities.copy()
+    for k in np.flatnonzero(reported != utility).tolist():
+        out[ids[k]] = float(utility[k])
+    return out
+
+
+def _agrees(reported, recomputed: float, tol: float) -> None:
+    if reported is None or not _close(reported, recomputed, tol):
+        raise _Fallback
+
+
+def _sequential_sum(values: np.ndarray) -> float:
+    """``v_0 + v_1 + ...`` left to right, as Python's ``sum`` adds (``np.sum`` pairs terms)."""
+    return float(np.cumsum(values)[-1]) if values.size else 0.0
+
+
+def _verify_columns(instance: Instance, result: Result, tol: float) -> Verification:
+    """:func:`verify` on whole columns; raises :class:`_Fallback` at the first check that does not hold."""
+    n, m, rounds = instance.n_agents, instance.n_pools, instance.rounds
+    agent, pool, rnd, amount, edge = _allocation_columns(instance, result)
+    if edge is None:
+        _check(agent >= 0)
+        _check(pool >= 0)
+        edge = _edge_of(instance, agent, pool)
+    _check((rnd >= 0) & (rnd < rounds))
+    _check(np.isfinite(amount))
+    _check(amount >= -tol)
+    if result.mode == "integral":
+        _check(np.abs(amount - np.round(amount)) <= tol)
+    running = amount > tol
+    # Windows of the agents that run (all agents when most of them do); with one round every
+    # window is round 0 (the instance's checks: 0 <= a_i < R, deadline >= a_i).
+    arrival = last = None
+    if rounds > 1:
+        busy = np.flatnonzero(np.bincount(agent[running], minlength=n))
+        rows = range(n) if 4 * busy.size > n or result.method in ("maxmin", "drf") else busy.tolist()
+        arrival, last = np.zeros(n, dtype=np.int64), np.full(n, rounds - 1, dtype=np.int64)
+        arrival[rows], last[rows] = _windows(instance, rows)
+        _check((arrival[agent[running]] <= rnd[running]) & (rnd[running] <= last[agent[running]]))
+    weights = instance.weights
+    counts = instance.counts
+    edge_utility = instance.edge_utility
+    tasks = kinds = None
+    if result.method == "drf":
+        tasks, capacity, kinds = _drf_vectors(instance)
+        per_device = tasks[agent, kinds.index("accelerator")]
+        load_weights = amount * per_device
+    else:
+        load_weights = amount * 1.0
+    pool_round = pool * rounds + rnd
+    keys, load = _sums_by(pool_round, load_weights, m * rounds)
+    _check(load <= counts[keys // rounds] + tol)
+    keys, load = _sums_by(agent * rounds + rnd, amount, n * rounds)
+    _check(load <= instance.demands[keys // rounds] + tol)
+    earned = edge_utility[edge, rnd] * amount
+    utility = np.bincount(agent, weights=earned, minlength=n)
+    ids = list(instance.agent_index)
+    reported, plain = _numbers(result.utilities, ids)
+    _check(np.abs(reported - utility) <= tol * np.maximum(1.0, np.maximum(np.abs(reported), np.abs(utility))))
+    objective = None
+    method = result.method
+    if method == "min_cost":
+        pairs = np.unique(agent[running] * m + pool[running])
+        placements = np.bincount(pairs // m, minlength=n)
+        _check(placements <= 1)
+        required = np.fromiter(map(operator.attrgetter("required"), instance.agents), dtype=bool, count=n)
+        _check(~required | (placements > 0))
+        cost = instance.edge_cost[np.unique(edge[running])]
+        objective = float(np.where(np.isnan(cost), 0.0, cost).sum())
+        _agrees(result.objective, objective, tol)
+    if method == "vcg":
+        h = instance.round_hours
+        named, inverse = np.unique(edge, return_inverse=True)
+        bids = [instance.edges[e].bid for e in named.tolist()]
+        has_bid = np.array([b is not None for b in bids], dtype=bool)
+        bid = np.array([0.0 if b is None else b for b in bids], dtype=np.float64)
+        worth = np.where(has_bid[inverse], bid[inverse] * h, edge_utility[edge, rnd])
+        value = np.bincount(agent, weights=worth * amount, minlength=n)
+        sold = np.bincount(pool, weights=amount, minlength=m)
+        unsold = instance.base_prices * h * (counts * rounds - sold)
+        objective = float(value.sum() + unsold.sum())
+        _agrees(result.objective, objective, tol)
+        pay = _numbers(result.payments or {}, ids)[0]
+        _check((pay >= -tol) & (pay <= value + tol * np.maximum(1.0, value)))
+    if method in _WEIGHTED_WELFARE:
+        objective = _sequential_sum(weights * utility)
+        _agrees(result.objective, objective, tol)
+    if method == "themis" and result.details.get("bidders"):
+        objective = _themis_objective(instance, result.details["bidders"], utility)
+        _agrees(result.objective, objective, tol)
+    if method in ("maxmin", "drf"):
+        if method == "drf":
+            objective = _drf_objective(instance, result, agent, pool, rnd, amount, tasks, capacity, kinds, (arrival, last), tol)
+        else:
+            objective = _maxmin_objective(instance, result, utility, (arrival, last))
+        _agrees(result.objective, objective, tol)
+    if method in ("migration", "migration_free", "fcfs_static", "myopic"):
+        objective = _replay(instance, result, agent, pool, rnd, amount, edge, running)
+        _agrees(result.objective, objective, tol)
+    if method == "backlog":
+        objective = _backlog(instance, result, agent * rounds + rnd, earned)
+        _agrees(result.objective, objective, tol)
+    if result.status == "optimal" and result.gap not in (None, 0.0) and result.gap > 1e-6:
+        raise _Fallback
+    return Verification(True, [], _utilities(result, ids, reported, plain, utility), objective)
+
+
+def _themis_objective(instance: Instance, bidders, utility: np.ndarray) -> float:
+    """``max rho_i`` over the bidders, ``rho_i = (t_i + W_i / X_i) X^id_i / W_i`` against the weighted equal share."""
+    n, counts = instance.n_agents, instance.counts
+    edge_agent, edge_pool = instance.edge_agent, instance.edge_pool
+    total_weight = _sequential_sum(instance.weights)
+    held = np.bincount(edge_agent, weights=counts[edge_pool].astype(np.float64), minlength=n)
+    full = np.bincount(edge_agent, weights=counts[edge_pool] * instance.edge_utility[:, 0], minlength=n)
+    rows = [instance.agent_index[b] for b in bidders]
+    share = instance.weights[rows] / total_weight
+    demand, held, full = instance.demands[rows], held[rows], full[rows]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(share * held <= demand, 1.0, demand / (share * held))
+    work = _column(instance, "work", rows, 1.0)
+    elapsed = _column(instance, "elapsed", rows, 0.0)
+    rate = utility[rows]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = np.where(rate <= 0, np.inf, (elapsed + work / rate) * scale * share * full / work)
+    _check(~np.isnan(rho))
+    return max(0.0, float(rho.max())) if rho.size else 0.0
+
+
+def _maxmin_objective(instance: Instance, result: Result, utility: np.ndarray, windows) -> float:
+    """``min U_i / (w_i E_i)`` over the agents able to get value (``E_i``: the weighted equal share, or 1 when raw)."""
+    n, rounds = instance.n_agents, instance.rounds
+    edge_agent, edge_utility = instance.edge_agent, instance.edge_utility
+    arrival, last = windows
+    if rounds == 1:
+        positive = edge_utility[:, 0] > 0
+    else:
+        in_window = (np.arange(rounds) >= arrival[edge_agent, None]) & (np.arange(rounds) <= last[edge_agent, None])
+        positive = np.any((edge_utility > 0) & in_window, axis=1)
+    usable = np.bincount(edge_agent, weights=positive, minlength=n) > 0
+    if result.params.get("normalizer", "equal_share") == "raw":
+        scale = instance.weights
+    else:
+        # Edge by edge, round by round: the order in which the record walk adds.
+        worth = (instance.counts[instance.edge_pool][:, None] * edge_utility).ravel()
+        full = np.bincount(edge_agent if rounds == 1 else np.repeat(edge_agent, rounds), weights=worth, minlength=n)
+        scale = instance.weights / _sequential_sum(instance.weights) * full
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.where(scale > 0, utility / scale, 0.0)
+    chosen = value[usable & (instance.demands != 0)]
+    return float(chosen.min()) if chosen.size else 0.0
+
+
+def _drf_vectors(instance: Instance) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Task demand per agent and capacity per pool, one column per resource kind, from the records."""
+    tasks = list(map(operator.attrgetter("task"), instance.agents))
+    special = [i for i, t in enumerate(tasks) if t is not None]
+    kinds = ["accelerator"]
+    for p in instance.pools:
+        kinds += [k for k, _ in (p.resources or ()) if k not in kinds]
+    for i in special:
+        kinds += [k for k, _ in tasks[i] if k not in kinds]
+    column = {k: j for j, k in enumerate(kinds)}
+    need = np.zeros((instance.n_agents, len(kinds)))
+    need[:, 0] = 1.0
+    for i in special:
+        need[i, 0] = 0.0
+        for k, v in tasks[i]:
+            need[i, column[k]] = float(v)
+    capacity = np.zeros((instance.n_pools, len(kinds)))
+    for c, p in enumerate(instance.pools):
+        for k, v in p.capacity_vector.items():
+            capacity[c, column[k]] = v
+    return need, capacity, kinds
+
+
+def _drf_objective(instance, result, agent, pool, rnd, amount, need, capacity, kinds, windows, tol) -> float:
+    """drf's resource loads per pool and round, then ``min s_i / w_i`` (dominant shares of tasks per round)."""
+    n, m, rounds = instance.n_agents, instance.n_pools, instance.rounds
+    edge_agent, edge_pool = instance.edge_agent, instance.edge_pool
+    for k in range(len(kinds)):
+        keys, load = _sums_by(pool * rounds + rnd, need[agent, k] * amount, m * rounds)
+        _check(load <= capacity[keys // rounds, k] + tol * np.maximum(1.0, load))
+    held = np.bincount(agent, weights=amount, minlength=n)
+    needed = need > 0
+    _check(needed.any(axis=1))
+    least = 1.0 if result.mode == "integral" else 1e-300
+    fits = np.all((capacity[edge_pool] >= need[edge_agent] * least) | ~needed[edge_agent], axis=1)
+    arrival, last = windows
+    usable = np.bincount(edge_agent, weights=fits, minlength=n) > 0
+    if rounds > 1:
+        usable &= arrival <= last
+    if result.params.get("capacity_basis", "compatible") == "compatible":
+        pooled = np.stack([np.bincount(edge_agent, weights=capacity[edge_pool, k], minlength=n)
+                           for k in range(len(kinds))], axis=1)
+    else:
+        pooled = np.broadcast_to(np.cumsum(capacity, axis=0)[-1] if m else np.zeros(len(kinds)), need.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(pooled > 0, need / pooled, np.inf)
+    delta = np.where(needed, ratio, -np.inf).max(axis=1)
+    with np.errstate(invalid="ignore"):
+        value = np.where(np.isfinite(delta), delta * held / rounds / instance.weights, 0.0)
+    chosen = value[usable & (instance.demands != 0)]
+    return float(chosen.min()) if chosen.size else 0.0
+
+
+def _replay(instance, result, agent, pool, rnd, amount, edge, running) -> float:
+    """The migration family's objective, replaying each job over its own records only (O(allocation)).
+
+    Progress ``u x`` per round, minus ``mu_i`` on a pool other than its last;
+    one pool a round, none after completing; the job completes in the first
+    round (from its arrival) whose progress reaches ``W_i``.
+    """
+    n, rounds, h = instance.n_agents, instance.rounds, instance.round_hours
+    kind = result.params.get("objective", "work")
+    work = _column(instance, "work", range(n), 1.0)
+    arrival = np.fromiter(map(operator.attrgetter("arrival"), instance.agents), dtype=np.int64, count=n)
+    threshold = work - 1e-6 * np.maximum(1.0, work)
+    # Jobs with no record: complete at arrival exactly when no work is needed.
+    completed = np.where((0.0 >= threshold) & (arrival < rounds), arrival, -1)
+    rows = np.flatnonzero(running)
+    rows = rows[np.lexsort((rnd[rows], agent[rows]))]
+    slot = agent[rows] * rounds + rnd[rows]
+    _check(slot[1:] != slot[:-1])  # one pool a round
+    objective = 0.0
+    prices = instance.base_prices
+    utility = instance.edge_utility[edge[rows], rnd[rows]].tolist()
+    a_list, p_list, r_list, x_list = agent[rows].tolist(), pool[rows].tolist(), rnd[rows].tolist(), amount[rows].tolist()
+    agents = instance.agents
+    k, size = 0, len(a_list)
+    while k < size:
+        i = a_list[k]
+        mu, need, when, done, last, upcoming = agents[i].migration_cost, float(threshold[i]), None, 0.0, None, int(arrival[i])
+        while k < size and a_list[k] == i:
+            r, c = r_list[k], p_list[k]
+            if when is None and upcoming < r and done >= need:
+                when = upcoming
+            if when is not None:
+                raise _Fallback  # runs after completing
+            done -= mu if last not in (None, c) else 0.0
+            done += utility[k] * x_list[k]
+            last = c
+            objective += prices[c] * h * x_list[k] if kind == "cost" else 0.0
+            if done >= need:
+                when = r
+            upcoming = r + 1
+            k += 1
+        if when is None and upcoming < rounds and done >= need:
+            when = upcoming
+        completed[i] = -1 if when is None else when
+    if kind == "work":
+        return objective + float(np.sum(instance.weights * work * (completed >= 0)))
+    _check(completed >= 0)
+    return objective + (float(np.sum(instance.weights * (completed + 1))) if kind == "completion" else 0.0)
+
+
+def _backlog(instance: Instance, result: Result, agent_round: np.ndarray, earned: np.ndarray) -> float:
+    """Queues (thesis eq. 3.2): ``backlog = max(0, carried + arrivals - service)`` per agent and round."""
+    n, rounds = instance.n_agents, instance.rounds
+    kind = result.params.get("objective", "total")
+    service = np.bincount(agent_round, weights=earned, minlength=n * rounds).reshape(n, rounds)
+    arrivals = np.zeros((n, rounds))
+    for i, queue in enumerate(map(operator.attrgetter("arrivals"), instance.agents)):
+        if queue is not None:
+            arrivals[i] = queue
+    carried, total = np.zeros(n), np.zeros(n)
+    for r in range(rounds):
+        arrived = carried + arrivals[:, r]
+        carried = np.maximum(0.0, arrived - service[:, r])
+        carried = np.where(carried <= 1e-9 * np.maximum(1.0, arrived), 0.0, carried)
+        total += carried
+    _check(~np.isnan(total))
+    if kind == "total":
+        return _sequential_sum(instance.weights * total)
+    return max(0.0, float((total / instance.weights).max())) if n else 0.0
