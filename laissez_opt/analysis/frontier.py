@@ -230,6 +230,10 @@ def trace_frontier(instance: Instance, *, normalizer: str = "equal_share", max_l
     return Frontier(instance.name, normalizer, pruned, complete, curve.lps + 1, time.perf_counter() - start, ex)
 
 
+#: Relative gap below which a placed allocation counts as on the frontier (:attr:`Placement.on_frontier`).
+ON_FRONTIER = Fraction(1, 10**12)
+
+
 @dataclass
 class Placement:
     """Where an allocation sits: its max-min level, welfare, the frontier's welfare there and the gap."""
@@ -245,6 +249,16 @@ class Placement:
     def gap(self) -> Number | None:
         return None if self.frontier_welfare is None else _q(Fraction(self.frontier_welfare) - self.welfare)
 
+    @property
+    def on_frontier(self) -> bool | None:
+        """``gap <= ON_FRONTIER * max(1, |frontier welfare|)``: the allocation's decimals are a solver's
+        floating-point output, so a gap of a few units in the last place is its rounding, not a
+        distance from the curve (the exact gap is reported all the same)."""
+        gap = self.gap
+        if gap is None:
+            return None
+        return abs(gap) <= ON_FRONTIER * max(1, abs(Fraction(self.frontier_welfare)))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -253,7 +267,7 @@ class Placement:
             "welfare": float(self.welfare),
             "frontier_welfare": None if self.frontier_welfare is None else float(self.frontier_welfare),
             "gap": None if self.gap is None else float(self.gap),
-            "on_frontier": self.gap == 0 if self.gap is not None else None,
+            "on_frontier": self.on_frontier,
             "exact": {"level": rational_text(self.level), "welfare": rational_text(self.welfare),
                       "gap": None if self.gap is None else rational_text(self.gap)},
             "note": self.note,
