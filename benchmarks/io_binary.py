@@ -34,18 +34,18 @@ import argparse
 import functools
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+
+from _machine import machine as machine_of  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -141,16 +141,7 @@ def whole_process(paths: dict, repeat: int, work: Path) -> dict:
 
 
 def machine() -> dict:
-    def version(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "not installed"
-
-    return {"cpu_count": os.cpu_count(), "python": platform.python_version(),
-            "system": f"{platform.system()} {platform.machine()}",
-            **{name: version(name) for name in ("laissez-opt", "numpy", "orjson")}}
-
+    return machine_of("laissez-opt", "numpy", "orjson")
 
 def markdown(report: dict) -> str:
     m = report["machine"]

@@ -42,18 +42,18 @@ import functools
 import gc
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+
+from _machine import machine as machine_of  # noqa: E402
 
 from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 import laissez_opt as lo  # noqa: E402
@@ -224,18 +224,7 @@ def measure(size, repeat: int, process_repeat: int, work: Path, log) -> dict:
 
 # ---------------------------------------------------------------- output
 def machine() -> dict:
-    def version(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "not installed"
-
-    return {
-        "cpu_count": os.cpu_count(), "python": platform.python_version(),
-        "system": f"{platform.system()} {platform.machine()}",
-        **{name: version(name) for name in ("laissez-opt", "highspy", "numpy", "orjson")},
-    }
-
+    return machine_of("laissez-opt", "highspy", "numpy", "orjson")
 
 def markdown(report: dict) -> str:
     m = report["machine"]

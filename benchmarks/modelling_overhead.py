@@ -46,15 +46,13 @@ import functools
 import gc
 import json
 import math
-import os
-import platform
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
+from _machine import machine as machine_of
 from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 import laissez_opt as lo
 from laissez_opt.declare import capacity, demand, welfare
@@ -199,18 +197,7 @@ def measure(size, repeat: int, min_seconds: float, log) -> dict:
 
 # ---------------------------------------------------------------- output
 def machine() -> dict:
-    def version(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "not installed"
-
-    return {
-        "cpu_count": os.cpu_count(), "python": platform.python_version(),
-        "system": f"{platform.system()} {platform.machine()}",
-        "laissez-opt": version("laissez-opt"), "highspy": version("highspy"), "numpy": version("numpy"),
-    }
-
+    return machine_of("laissez-opt", "highspy", "numpy")
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f}"

@@ -28,17 +28,16 @@ import functools
 import gc
 import json
 import math
-import os
-import platform
 import statistics
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+
+from _machine import machine as machine_of  # noqa: E402
 
 import laissez_opt as lo  # noqa: E402
 from laissez_opt.analysis.verify import _verify_records, verify  # noqa: E402
@@ -122,16 +121,7 @@ def measure(case, repeat: int, projected: float | None, limit: float, log) -> di
 
 
 def machine() -> dict:
-    def version(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "not installed"
-
-    return {"cpu_count": os.cpu_count(), "python": platform.python_version(),
-            "system": f"{platform.system()} {platform.machine()}",
-            **{name: version(name) for name in ("laissez-opt", "highspy", "numpy")}}
-
+    return machine_of("laissez-opt", "highspy", "numpy")
 
 def markdown(report: dict) -> str:
     m = report["machine"]
