@@ -57,7 +57,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..method_spec import Method, Option, solver_options
+from ..method_spec import Method, Option, partition_options, solver_options
 from ..modeling import LinearModel
 from ..modeling.solution import Solution, relative_gap
 from ..result import Result
@@ -332,7 +332,7 @@ METHOD = Method(
         compress_option(),
         Option("bottleneck", "choice", "auto", "integral, one round, unit demands: exact leximin by lexicographic "
                "min-cost flows (auto) or the ordered-outcome MILPs (off)", choices=BOTTLENECK_CHOICES),
-    ),
+    ) + partition_options(),
     estimate=lambda instance, options: (
         allocation_size(instance, extra_variables=instance.n_agents + instance.n_pools,
                         note="lexicographic min-cost flows: one arc per edge, agent and pool")

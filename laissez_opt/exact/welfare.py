@@ -44,7 +44,7 @@ from ..declare import Model, capacity, demand, welfare
 from ..errors import InputError
 from ..instance import Instance
 from ..modeling import LinearModel, solve_model
-from ..method_spec import Method, solver_options
+from ..method_spec import Method, partition_options, solver_options
 from ..result import Result
 from ..starts import greedy_amounts
 from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
@@ -155,7 +155,7 @@ METHOD = Method(
     fractional=True,
     summary="Weighted welfare maximisation; integral optima via LP vertex or min-cost flow (TU).",
     run=solve_welfare,
-    options=solver_options(fractional=True, auto=True) + (compress_option(),),
+    options=solver_options(fractional=True, auto=True) + (compress_option(),) + partition_options(),
     estimate=allocation_size,
     build=_export_model,
 )

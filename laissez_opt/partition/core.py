@@ -1,0 +1,348 @@
+"""POP-style partitioned solving on arrays: split, solve the parts, merge, bound.
+
+Notation (``models/partition.md``): agents ``i`` with weight ``w_i`` and demand
+``d_i``; pools ``c`` with ``k_c`` devices; edges ``e = (i, c)`` with utility
+``u_e``; one round.  The agents are dealt uniformly at random (seeded) into
+``K`` parts ``N_1 .. N_K`` of sizes ``floor(n/K)`` or ``ceil(n/K)``, and every
+pool's devices are split so that the parts' capacities ``k_c^q`` add up to
+``k_c`` exactly (:func:`split_capacity`).  Each part is an independent LP over
+its own agents and capacities; the union of the parts' allocations is feasible
+for the whole instance because the capacities add up and every agent lives in
+one part.  The bound on the un-partitioned optimum comes from the parts' duals
+(:func:`lagrangian_bound`), so the gap is proven without solving the whole.
+
+Everything here is numpy arrays: no per-agent or per-edge Python object is made.
+
+Reference: Narayanan et al., "Solving Large-Scale Granular Resource Allocation
+Problems Efficiently with POP", SOSP 2021 (random partitioning with
+proportional resources); Lagrangian relaxation: Geoffrion (1974), Fisher (1981).
+
+Example
+-------
+>>> import numpy as np
+>>> split_capacity(np.array([5, 2, 0]), 2).tolist()
+[[3, 1, 0], [2, 1, 0]]
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..modeling import LinearModel, solve_model
+
+__all__ = ["Problem", "PART_METHODS", "split_agents", "split_capacity", "part_tasks", "solve_part",
+           "lagrangian_bound", "merge", "check_feasible", "inner_maximum", "price_candidates",
+           "equal_share_normalizer", "objective_of", "participants"]
+
+#: Methods the array core solves per part: ``welfare`` (the LP) and ``maxmin`` (its first level).
+PART_METHODS = ("welfare", "maxmin")
+_INF = math.inf
+
+
+@dataclass
+class Problem:
+    """One round of an allocation problem as arrays.
+
+    ``edge_agent``, ``edge_pool`` (int, ``E``), ``utility`` (``E``, ``u_e``),
+    ``counts`` (``m``, ``k_c``), ``weights`` (``n``, ``w_i``), ``demands``
+    (``n``, ``d_i``, ``inf`` when unbounded).  ``coef`` is the objective
+    coefficient of each edge: ``w_i u_e`` (welfare) or ``u_e / (w_i E_i)``
+    (max-min, the agent's normalised value per device), set by :meth:`for_method`.
+
+    >>> p = Problem(np.array([0, 1]), np.array([0, 0]), np.array([0.9, 0.5]), np.array([1]),
+    ...             np.ones(2), np.full(2, np.inf))
+    >>> p.n_agents, p.n_pools, p.n_edges
+    (2, 1, 2)
+    """
+
+    edge_agent: np.ndarray
+    edge_pool: np.ndarray
+    utility: np.ndarray
+    counts: np.ndarray
+    weights: np.ndarray
+    demands: np.ndarray
+    coef: np.ndarray | None = None
+
+    @property
+    def n_agents(self) -> int:
+        return int(self.weights.shape[0])
+
+    @property
+    def n_pools(self) -> int:
+        return int(self.counts.shape[0])
+
+    @property
+    def n_edges(self) -> int:
+        return int(self.edge_agent.shape[0])
+
+    def for_method(self, method: str, normalizer: np.ndarray | None = None) -> "Problem":
+        """A copy whose ``coef`` is ``w_i u_e`` (welfare) or ``u_e / (w_i E_i)`` (maxmin; 0 where ``E_i = 0``)."""
+        if method == "welfare":
+            coef = self.weights[self.edge_agent] * self.utility
+        elif method == "maxmin":
+            scale = self.weights * (np.ones(self.n_agents) if normalizer is None else normalizer)
+            inv = np.divide(1.0, scale, out=np.zeros_like(scale), where=scale > 0)
+            coef = self.utility * inv[self.edge_agent]
+        else:
+            raise InputError(f"partitioned solving supports {', '.join(PART_METHODS)} on arrays, not {method!r}",
+                             path="option partitions")
+        return Problem(self.edge_agent, self.edge_pool, self.utility, self.counts, self.weights, self.demands, coef)
+
+
+def split_agents(n_agents: int, parts: int, seed: int) -> np.ndarray:
+    """Part index of every agent: a seeded uniform random permutation dealt into ``parts`` blocks.
+
+    Block ``q`` holds positions ``q n / K`` to ``(q + 1) n / K`` of the permutation, so
+    part sizes differ by at most one.
+
+    >>> split_agents(5, 2, seed=0).tolist()
+    [1, 1, 0, 0, 0]
+    """
+    order = np.random.default_rng(seed).permutation(n_agents)
+    part = np.empty(n_agents, dtype=np.int64)
+    part[order] = np.arange(n_agents, dtype=np.int64) * parts // max(n_agents, 1)
+    return part
+
+
+def split_capacity(counts: np.ndarray, parts: int) -> np.ndarray:
+    """``K x m`` integral capacities whose columns add up to ``k_c`` exactly.
+
+    Rule: every part gets ``floor(k_c / K)``; the ``r_c = k_c mod K`` devices left
+    go one each to parts ``(c + j) mod K`` for ``j < r_c`` (a rotation by the pool
+    index, so that no part collects every pool's leftovers).
+
+    >>> split_capacity(np.array([7, 1, 1]), 3).tolist()
+    [[3, 0, 0], [2, 1, 0], [2, 0, 1]]
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    base, rest = np.divmod(counts, parts)
+    out = np.repeat(base[None, :], parts, axis=0)
+    q = np.arange(parts)[:, None]
+    shifted = (q - np.arange(counts.shape[0])[None, :]) % parts
+    out += (shifted < rest[None, :]).astype(np.int64)
+    return out
+
+
+def part_tasks(problem: Problem, parts: int, seed: int, method: str) -> tuple[list[dict], np.ndarray]:
+    """One task dict per part (local arrays only, ready to ship to a worker) and each agent's part.
+
+    A task holds ``part``, ``method``, ``agents`` (global ids of its agents),
+    ``edges`` (global edge ids), the local ``edge_agent``, ``edge_pool``, ``coef``,
+    ``demands`` and ``capacity`` (``k_c^q``).
+    """
+    part_of = split_agents(problem.n_agents, parts, seed)
+    caps = split_capacity(problem.counts, parts)
+    agent_order = np.argsort(part_of, kind="stable")
+    agent_bounds = np.searchsorted(part_of[agent_order], np.arange(parts + 1))
+    edge_part = part_of[problem.edge_agent]
+    edge_order = np.argsort(edge_part, kind="stable")
+    edge_bounds = np.searchsorted(edge_part[edge_order], np.arange(parts + 1))
+    local = np.empty(problem.n_agents, dtype=np.int64)
+    tasks = []
+    for q in range(parts):
+        agents = agent_order[agent_bounds[q]:agent_bounds[q + 1]]
+        edges = edge_order[edge_bounds[q]:edge_bounds[q + 1]]
+        local[agents] = np.arange(agents.shape[0])
+        tasks.append({
+            "part": q, "method": method, "instance_name": f"part {q + 1} of {parts}",
+            "agents": agents, "edges": edges, "edge_agent": local[problem.edge_agent[edges]],
+            "edge_pool": problem.edge_pool[edges], "coef": problem.coef[edges],
+            "demands": problem.demands[agents], "capacity": caps[q],
+        })
+    return tasks, part_of
+
+
+def _allocation_model(name: str, task: dict, objective: bool) -> tuple[LinearModel, object, object]:
+    edge_agent, edge_pool, demands = task["edge_agent"], task["edge_pool"], task["demands"]
+    capacity = task["capacity"].astype(np.float64)
+    n_local, n_edges = demands.shape[0], edge_agent.shape[0]
+    model = LinearModel(name, sense="max")
+    upper = np.minimum(demands[edge_agent], capacity[edge_pool])
+    x = model.add_variables("x", n_edges, upper=upper)
+    cols = x.columns(np.arange(n_edges))
+    cap = model.add_constraints("capacity", rows=edge_pool, cols=cols, coefs=np.ones(n_edges), upper=capacity,
+                                n_rows=capacity.shape[0])
+    finite = np.isfinite(demands)
+    row_of = np.cumsum(finite) - 1
+    keep = finite[edge_agent]
+    model.add_constraints("demand", rows=row_of[edge_agent[keep]], cols=cols[keep], coefs=np.ones(int(keep.sum())),
+                          upper=demands[finite], n_rows=int(finite.sum()))
+    if objective:
+        model.set_objective(x, task["coef"])
+    return model, x, cap
+
+
+def solve_part(task: dict) -> dict:
+    """Solve one part (a task of :func:`part_tasks`) with HiGHS; returns arrays and duals.
+
+    ``welfare``: ``max sum_e coef_e x_e`` over the part's capacity and demand rows.
+    ``maxmin``: ``max t`` with ``sum_{e in i} coef_e x_e >= t`` for every agent of the
+    part that can get a positive value (the *level* rows).  Returns ``status``,
+    ``objective``, ``x`` (per local edge), ``prices`` (capacity duals ``p^q_c >= 0``),
+    ``lam`` (maxmin: level duals ``lambda^q_i >= 0`` summing to 1, per local agent)
+    and ``seconds``.
+
+    >>> t = {"part": 0, "method": "welfare", "edge_agent": np.array([0, 1]), "edge_pool": np.array([0, 0]),
+    ...      "coef": np.array([0.9, 0.5]), "demands": np.array([1.0, 1.0]), "capacity": np.array([1])}
+    >>> out = solve_part(t)
+    >>> out["status"], round(out["objective"], 6), out["x"].tolist()
+    ('optimal', 0.9, [1.0, 0.0])
+    """
+    start = time.perf_counter()
+    method = task["method"]
+    coef = task["coef"]
+    n_local = task["demands"].shape[0]
+    if method == "welfare":
+        model, x, cap = _allocation_model("welfare part", task, objective=True)
+        level = None
+    else:
+        model, x, cap = _allocation_model("maxmin part", task, objective=False)
+        # Agents that can get a positive value take part in the level rows.
+        can = np.zeros(n_local, dtype=bool)
+        reach = (coef > 0) & (task["capacity"][task["edge_pool"]] > 0) & (task["demands"][task["edge_agent"]] > 0)
+        can[task["edge_agent"][reach]] = True
+        t_var = model.add_variables("t", 1, upper=_INF)
+        model.set_objective(t_var, [1.0])
+        on = can[task["edge_agent"]]
+        row_of = np.cumsum(can) - 1
+        n_level = int(can.sum())
+        rows = np.concatenate([row_of[task["edge_agent"][on]], np.arange(n_level)])
+        cols = np.concatenate([x.columns(np.flatnonzero(on)), np.full(n_level, t_var.start)])
+        coefs = np.concatenate([coef[on], -np.ones(n_level)])
+        if n_level == 0:  # nobody can be served: the level is vacuous, t is 0
+            t_var.upper[:] = 0.0
+        level = model.add_constraints("level", rows=rows, cols=cols, coefs=coefs, lower=0.0, n_rows=n_level)
+    solution = solve_model(model, solver="highs", duals=True)
+    out = {"part": task["part"], "status": solution.status, "objective": solution.objective,
+           "x": None, "prices": None, "lam": None, "can": None}
+    if solution.values is not None:
+        out["x"] = np.clip(solution.values[x.slice], 0.0, None)
+    if solution.duals is not None:
+        out["prices"] = np.clip(solution.duals.row[cap.start:cap.start + cap.size], 0.0, None)
+        if level is not None:
+            lam = np.zeros(n_local)
+            lam[can] = np.clip(-solution.duals.row[level.start:level.start + level.size], 0.0, None)
+            out["lam"] = lam
+    if level is not None:
+        out["can"] = can
+    out["seconds"] = time.perf_counter() - start
+    return out
+
+
+def merge(problem: Problem, tasks: list[dict], outcomes: dict[int, dict]) -> np.ndarray:
+    """The parts' amounts written back to the whole instance's edges (``E``)."""
+    amounts = np.zeros(problem.n_edges)
+    for task in tasks:
+        out = outcomes[task["part"]]
+        if out.get("x") is not None:
+            amounts[task["edges"]] = out["x"]
+    return amounts
+
+
+def check_feasible(problem: Problem, amounts: np.ndarray, *, tol: float = 1e-6) -> float:
+    """Largest violation of ``x >= 0``, ``sum_i x_ic <= k_c`` and ``sum_c x_ic <= d_i`` (vectorised).
+
+    >>> p = Problem(np.array([0, 1]), np.array([0, 0]), np.ones(2), np.array([1]), np.ones(2), np.full(2, np.inf))
+    >>> check_feasible(p, np.array([0.5, 0.75]))
+    0.25
+    """
+    used = np.bincount(problem.edge_pool, weights=amounts, minlength=problem.n_pools)
+    taken = np.bincount(problem.edge_agent, weights=amounts, minlength=problem.n_agents)
+    over_cap = float(np.max(used - problem.counts, initial=0.0))
+    finite = np.isfinite(problem.demands)
+    over_demand = float(np.max(taken[finite] - problem.demands[finite], initial=0.0))
+    negative = float(np.max(-amounts, initial=0.0))
+    return max(0.0, over_cap, over_demand, negative)
+
+
+def inner_maximum(problem: Problem, profit: np.ndarray) -> np.ndarray:
+    """Per agent, ``max sum_c profit_e x_e`` over ``0 <= x_e <= k_c``, ``sum_c x_e <= d_i`` (fractional knapsack).
+
+    Each agent fills its edges in decreasing order of positive profit, up to
+    ``d_i`` devices in all: exact for this box-and-budget set.
+
+    >>> p = Problem(np.array([0, 0]), np.array([0, 1]), np.ones(2), np.array([2, 3]), np.ones(1), np.array([4.0]))
+    >>> inner_maximum(p, np.array([1.0, 2.0])).tolist()    # 3 devices at 2, then 1 at 1
+    [7.0]
+    """
+    positive = profit > 0
+    agent = problem.edge_agent[positive]
+    gain = profit[positive]
+    cap = problem.counts[problem.edge_pool[positive]].astype(np.float64)
+    order = np.lexsort((-gain, agent))
+    agent, gain, cap = agent[order], gain[order], cap[order]
+    filled = np.cumsum(cap)
+    first = np.searchsorted(agent, agent, side="left")
+    before = filled - cap - np.where(first > 0, filled[first - 1], 0.0)
+    room = np.clip(problem.demands[agent] - before, 0.0, None)
+    take = np.minimum(cap, room)
+    return np.bincount(agent, weights=gain * take, minlength=problem.n_agents)
+
+
+def lagrangian_bound(problem: Problem, prices: np.ndarray, lam: np.ndarray | None = None) -> float:
+    """``L(p, lambda) = sum_c p_c k_c + sum_i max_{x_i} sum_c (lambda_i coef_e - p_c) x_e``: an upper bound.
+
+    Welfare (``lam`` None, every ``lambda_i = 1``): for any prices ``p >= 0`` and any
+    feasible ``x``, ``sum coef x <= sum coef x + sum_c p_c (k_c - sum_i x_ic) <= L(p)``.
+    Max-min's first level: for ``lambda >= 0`` with ``sum_i lambda_i = 1`` over the
+    agents of the level rows, ``t <= sum_i lambda_i v_i(x)``, the same argument
+    applies (``models/partition.md`` proves both).
+
+    >>> p = Problem(np.array([0, 1]), np.array([0, 0]), np.array([0.9, 0.5]), np.array([1]),
+    ...             np.ones(2), np.ones(2)).for_method("welfare")
+    >>> round(lagrangian_bound(p, np.array([0.0])), 9), round(lagrangian_bound(p, np.array([0.6])), 9)
+    (1.4, 0.9)
+    """
+    prices = np.clip(np.asarray(prices, dtype=np.float64), 0.0, None)
+    scale = 1.0 if lam is None else lam[problem.edge_agent]
+    profit = scale * problem.coef - prices[problem.edge_pool]
+    return float(prices @ problem.counts.astype(np.float64) + inner_maximum(problem, profit).sum())
+
+
+def price_candidates(tasks: list[dict], outcomes: dict[int, dict], parts: int) -> list[tuple[str, np.ndarray]]:
+    """Prices to try in the bound: the parts' mean and median capacity duals, and each part's own."""
+    rows = [outcomes[t["part"]]["prices"] for t in tasks if outcomes[t["part"]].get("prices") is not None]
+    if not rows:
+        return []
+    stack = np.vstack(rows)
+    out = [("mean", stack.mean(axis=0)), ("median", np.median(stack, axis=0))]
+    if parts <= 16:
+        out += [(f"part {q + 1}", stack[q]) for q in range(stack.shape[0])]
+    return out
+
+
+def equal_share_normalizer(problem: Problem) -> np.ndarray:
+    """``E_i = U_i^ex / w_i`` with ``U_i^ex = (w_i / sum_j w_j) sum_{e in i} u_e k_c`` (one round), as in ``maxmin``.
+
+    >>> p = Problem(np.array([0, 1]), np.array([0, 0]), np.array([1.0, 2.0]), np.array([4]),
+    ...             np.array([3.0, 1.0]), np.full(2, np.inf))
+    >>> equal_share_normalizer(p).tolist()
+    [1.0, 2.0]
+    """
+    per_edge = problem.utility * problem.counts[problem.edge_pool]
+    return np.bincount(problem.edge_agent, weights=per_edge, minlength=problem.n_agents) / problem.weights.sum()
+
+
+def objective_of(problem: Problem, method: str, amounts: np.ndarray) -> tuple[float, np.ndarray]:
+    """The whole instance's objective of ``amounts`` and each agent's value ``sum_e coef_e x_e``.
+
+    Welfare: ``sum_e coef_e x_e``.  Max-min: ``min_i v_i`` over the agents that can get
+    a positive value in the whole instance (an edge with ``coef_e > 0`` and ``d_i > 0``).
+    """
+    values = np.bincount(problem.edge_agent, weights=problem.coef * amounts, minlength=problem.n_agents)
+    if method == "welfare":
+        return float(values.sum()), values
+    return float(np.min(values[participants(problem)], initial=_INF)), values
+
+
+def participants(problem: Problem) -> np.ndarray:
+    """Agents that can get a positive value: an edge with ``coef_e > 0`` and ``d_i > 0`` (boolean, ``n``)."""
+    can = np.zeros(problem.n_agents, dtype=bool)
+    live = (problem.coef > 0) & (problem.demands[problem.edge_agent] > 0)
+    can[problem.edge_agent[live]] = True
+    return can
