@@ -36,7 +36,7 @@ from ..errors import InputError
 from ..modeling import LinearModel, solve_model
 
 __all__ = ["Problem", "PART_METHODS", "split_agents", "split_capacity", "part_tasks", "solve_part",
-           "lagrangian_bound", "merge", "check_feasible", "inner_maximum", "price_candidates",
+           "lagrangian_bound", "merge", "build_part", "price_task", "check_feasible", "inner_maximum", "price_candidates", "refine_prices",
            "equal_share_normalizer", "objective_of", "participants"]
 
 #: Methods the array core solves per part: ``welfare`` (the LP) and ``maxmin`` (its first level).
@@ -109,16 +109,23 @@ def split_agents(n_agents: int, parts: int, seed: int) -> np.ndarray:
     return part
 
 
-def split_capacity(counts: np.ndarray, parts: int) -> np.ndarray:
-    """``K x m`` integral capacities whose columns add up to ``k_c`` exactly.
+def split_capacity(counts: np.ndarray, parts: int, *, integral: bool = True) -> np.ndarray:
+    """``K x m`` capacities whose columns add up to ``k_c`` exactly.
 
-    Rule: every part gets ``floor(k_c / K)``; the ``r_c = k_c mod K`` devices left
-    go one each to parts ``(c + j) mod K`` for ``j < r_c`` (a rotation by the pool
-    index, so that no part collects every pool's leftovers).
+    Integral rule: every part gets ``floor(k_c / K)``; the ``r_c = k_c mod K`` devices
+    left go one each to parts ``(c + j) mod K`` for ``j < r_c`` (a rotation by the
+    pool index, so that no part collects every pool's leftovers).  Fractional
+    (time-sharing models): every part gets ``k_c / K`` (a part may time-share a
+    device with another part, as the fractional model allows within one part).
 
     >>> split_capacity(np.array([7, 1, 1]), 3).tolist()
     [[3, 0, 0], [2, 1, 0], [2, 0, 1]]
+    >>> split_capacity(np.array([3, 1]), 2, integral=False).tolist()
+    [[1.5, 0.5], [1.5, 0.5]]
     """
+    if not integral:
+        share = np.asarray(counts, dtype=np.float64) / parts
+        return np.repeat(share[None, :], parts, axis=0)
     counts = np.asarray(counts, dtype=np.int64)
     base, rest = np.divmod(counts, parts)
     out = np.repeat(base[None, :], parts, axis=0)
@@ -128,15 +135,17 @@ def split_capacity(counts: np.ndarray, parts: int) -> np.ndarray:
     return out
 
 
-def part_tasks(problem: Problem, parts: int, seed: int, method: str) -> tuple[list[dict], np.ndarray]:
+def part_tasks(problem: Problem, parts: int, seed: int, method: str, *,
+               integral: bool = True) -> tuple[list[dict], np.ndarray]:
     """One task dict per part (local arrays only, ready to ship to a worker) and each agent's part.
 
+    ``integral``: split every pool's devices as whole devices (else ``k_c / K`` each).
     A task holds ``part``, ``method``, ``agents`` (global ids of its agents),
     ``edges`` (global edge ids), the local ``edge_agent``, ``edge_pool``, ``coef``,
     ``demands`` and ``capacity`` (``k_c^q``).
     """
     part_of = split_agents(problem.n_agents, parts, seed)
-    caps = split_capacity(problem.counts, parts)
+    caps = split_capacity(problem.counts, parts, integral=integral)
     agent_order = np.argsort(part_of, kind="stable")
     agent_bounds = np.searchsorted(part_of[agent_order], np.arange(parts + 1))
     edge_part = part_of[problem.edge_agent]
@@ -157,6 +166,27 @@ def part_tasks(problem: Problem, parts: int, seed: int, method: str) -> tuple[li
     return tasks, part_of
 
 
+def price_task(problem: Problem, size: int, seed: int) -> dict:
+    """A task whose LP only prices the pools: ``size`` agents drawn at random with ``k_c size / n`` of every pool.
+
+    Its capacity duals estimate the whole instance's market-clearing prices
+    (the same argument as the partition's: a random sample sees the whole
+    market scaled down); any prices give a valid bound, so an estimate is safe.
+    """
+    rng = np.random.default_rng([seed, 1])
+    n = problem.n_agents
+    chosen = np.sort(rng.choice(n, size=min(size, n), replace=False))
+    mask = np.zeros(n, dtype=bool)
+    mask[chosen] = True
+    local = np.full(n, -1, dtype=np.int64)
+    local[chosen] = np.arange(chosen.shape[0])
+    edges = np.flatnonzero(mask[problem.edge_agent])
+    return {"part": -1, "method": "welfare", "instance_name": "price sample", "agents": chosen, "edges": edges,
+            "edge_agent": local[problem.edge_agent[edges]], "edge_pool": problem.edge_pool[edges],
+            "coef": problem.coef[edges], "demands": problem.demands[chosen],
+            "capacity": problem.counts.astype(np.float64) * chosen.shape[0] / n}
+
+
 def _allocation_model(name: str, task: dict, objective: bool) -> tuple[LinearModel, object, object]:
     edge_agent, edge_pool, demands = task["edge_agent"], task["edge_pool"], task["demands"]
     capacity = task["capacity"].astype(np.float64)
@@ -164,28 +194,64 @@ def _allocation_model(name: str, task: dict, objective: bool) -> tuple[LinearMod
     model = LinearModel(name, sense="max")
     upper = np.minimum(demands[edge_agent], capacity[edge_pool])
     x = model.add_variables("x", n_edges, upper=upper)
-    cols = x.columns(np.arange(n_edges))
-    cap = model.add_constraints("capacity", rows=edge_pool, cols=cols, coefs=np.ones(n_edges), upper=capacity,
-                                n_rows=capacity.shape[0])
-    finite = np.isfinite(demands)
-    row_of = np.cumsum(finite) - 1
-    keep = finite[edge_agent]
-    model.add_constraints("demand", rows=row_of[edge_agent[keep]], cols=cols[keep], coefs=np.ones(int(keep.sum())),
-                          upper=demands[finite], n_rows=int(finite.sum()))
+    # Declared as a transportation structure (agents left, pools right): min-cost flow applies to welfare.
+    model.add_transportation(x, left=edge_agent, right=edge_pool, left_capacity=demands, right_capacity=capacity,
+                             left_block="demand", right_block="capacity")
+    cap = model.constraints["capacity"]
     if objective:
         model.set_objective(x, task["coef"])
     return model, x, cap
 
 
-def solve_part(task: dict) -> dict:
-    """Solve one part (a task of :func:`part_tasks`) with HiGHS; returns arrays and duals.
+def build_part(task: dict) -> tuple[LinearModel, object, object, object, np.ndarray | None]:
+    """The LP of one part (a task of :func:`part_tasks`): ``(model, x, capacity, level, can)``.
 
-    ``welfare``: ``max sum_e coef_e x_e`` over the part's capacity and demand rows.
-    ``maxmin``: ``max t`` with ``sum_{e in i} coef_e x_e >= t`` for every agent of the
-    part that can get a positive value (the *level* rows).  Returns ``status``,
-    ``objective``, ``x`` (per local edge), ``prices`` (capacity duals ``p^q_c >= 0``),
-    ``lam`` (maxmin: level duals ``lambda^q_i >= 0`` summing to 1, per local agent)
-    and ``seconds``.
+    ``welfare``: ``max sum_e coef_e x_e`` over the part's ``capacity`` rows
+    (``sum_{e at c} x_e <= k_c^q``) and ``demand`` rows (``sum_{e of i} x_e <= d_i``).
+    ``maxmin``: ``max t`` with the ``level`` rows ``sum_{e of i} coef_e x_e - t >= 0``
+    for the agents ``can`` of the part that can get a positive value; ``level`` and
+    ``can`` are None for welfare.  Blocks as in ``models/partition.md``.
+
+    >>> t = {"part": 0, "method": "maxmin", "edge_agent": np.array([0, 1]), "edge_pool": np.array([0, 0]),
+    ...      "coef": np.array([0.9, 0.5]), "demands": np.array([1.0, 1.0]), "capacity": np.array([1])}
+    >>> model = build_part(t)[0]
+    >>> sorted(model.variables), sorted(model.constraints)
+    (['t', 'x'], ['capacity', 'demand', 'level'])
+    """
+    method = task["method"]
+    coef = task["coef"]
+    n_local = task["demands"].shape[0]
+    if method == "welfare":
+        model, x, cap = _allocation_model("welfare part", task, objective=True)
+        return model, x, cap, None, None
+    model, x, cap = _allocation_model("maxmin part", task, objective=False)
+    # Agents that can get a positive value take part in the level rows.
+    can = np.zeros(n_local, dtype=bool)
+    reach = (coef > 0) & (task["capacity"][task["edge_pool"]] > 0) & (task["demands"][task["edge_agent"]] > 0)
+    can[task["edge_agent"][reach]] = True
+    t_var = model.add_variables("t", 1, upper=_INF)
+    model.set_objective(t_var, [1.0])
+    on = can[task["edge_agent"]]
+    row_of = np.cumsum(can) - 1
+    n_level = int(can.sum())
+    rows = np.concatenate([row_of[task["edge_agent"][on]], np.arange(n_level)])
+    cols = np.concatenate([x.columns(np.flatnonzero(on)), np.full(n_level, t_var.start)])
+    coefs = np.concatenate([coef[on], -np.ones(n_level)])
+    if n_level == 0:  # nobody can be served: the level is vacuous, t is 0
+        t_var.upper[:] = 0.0
+    level = model.add_constraints("level", rows=rows, cols=cols, coefs=coefs, lower=0.0, n_rows=n_level)
+    return model, x, cap, level, can
+
+
+def solve_part(task: dict) -> dict:
+    """Solve one part (a task of :func:`part_tasks`, model :func:`build_part`) with HiGHS; arrays and duals.
+
+    ``task["flow"]`` (welfare): OR-Tools min-cost flow, much faster, without duals
+    (``prices`` None; costs scaled to integers, so ``status`` may be ``feasible``
+    within the rounding bound the route states).
+    Returns ``status``, ``objective``, ``x`` (per local edge), ``prices`` (capacity
+    duals ``p^q_c >= 0``), ``lam`` (maxmin: level duals ``lambda^q_i >= 0``, summing
+    to 1, per local agent), ``can`` and ``seconds``.
 
     >>> t = {"part": 0, "method": "welfare", "edge_agent": np.array([0, 1]), "edge_pool": np.array([0, 0]),
     ...      "coef": np.array([0.9, 0.5]), "demands": np.array([1.0, 1.0]), "capacity": np.array([1])}
@@ -194,30 +260,13 @@ def solve_part(task: dict) -> dict:
     ('optimal', 0.9, [1.0, 0.0])
     """
     start = time.perf_counter()
-    method = task["method"]
-    coef = task["coef"]
     n_local = task["demands"].shape[0]
-    if method == "welfare":
-        model, x, cap = _allocation_model("welfare part", task, objective=True)
-        level = None
+    model, x, cap, level, can = build_part(task)
+    if task.get("flow"):
+        # Welfare without duals: the part is a transportation problem, solved as a min-cost flow.
+        solution = solve_model(model, solver="ortools", backend="min_cost_flow")
     else:
-        model, x, cap = _allocation_model("maxmin part", task, objective=False)
-        # Agents that can get a positive value take part in the level rows.
-        can = np.zeros(n_local, dtype=bool)
-        reach = (coef > 0) & (task["capacity"][task["edge_pool"]] > 0) & (task["demands"][task["edge_agent"]] > 0)
-        can[task["edge_agent"][reach]] = True
-        t_var = model.add_variables("t", 1, upper=_INF)
-        model.set_objective(t_var, [1.0])
-        on = can[task["edge_agent"]]
-        row_of = np.cumsum(can) - 1
-        n_level = int(can.sum())
-        rows = np.concatenate([row_of[task["edge_agent"][on]], np.arange(n_level)])
-        cols = np.concatenate([x.columns(np.flatnonzero(on)), np.full(n_level, t_var.start)])
-        coefs = np.concatenate([coef[on], -np.ones(n_level)])
-        if n_level == 0:  # nobody can be served: the level is vacuous, t is 0
-            t_var.upper[:] = 0.0
-        level = model.add_constraints("level", rows=rows, cols=cols, coefs=coefs, lower=0.0, n_rows=n_level)
-    solution = solve_model(model, solver="highs", duals=True)
+        solution = solve_model(model, solver="highs", duals=True)
     out = {"part": task["part"], "status": solution.status, "objective": solution.objective,
            "x": None, "prices": None, "lam": None, "can": None}
     if solution.values is not None:
@@ -228,8 +277,7 @@ def solve_part(task: dict) -> dict:
             lam = np.zeros(n_local)
             lam[can] = np.clip(-solution.duals.row[level.start:level.start + level.size], 0.0, None)
             out["lam"] = lam
-    if level is not None:
-        out["can"] = can
+    out["can"] = can
     out["seconds"] = time.perf_counter() - start
     return out
 
@@ -260,17 +308,18 @@ def check_feasible(problem: Problem, amounts: np.ndarray, *, tol: float = 1e-6) 
     return max(0.0, over_cap, over_demand, negative)
 
 
-def inner_maximum(problem: Problem, profit: np.ndarray) -> np.ndarray:
+def inner_maximum(problem: Problem, profit: np.ndarray, *, amounts: bool = False):
     """Per agent, ``max sum_c profit_e x_e`` over ``0 <= x_e <= k_c``, ``sum_c x_e <= d_i`` (fractional knapsack).
 
     Each agent fills its edges in decreasing order of positive profit, up to
-    ``d_i`` devices in all: exact for this box-and-budget set.
+    ``d_i`` devices in all: exact for this box-and-budget set.  With ``amounts``
+    also returns the maximiser ``x_e`` per edge (a subgradient of the bound).
 
     >>> p = Problem(np.array([0, 0]), np.array([0, 1]), np.ones(2), np.array([2, 3]), np.ones(1), np.array([4.0]))
     >>> inner_maximum(p, np.array([1.0, 2.0])).tolist()    # 3 devices at 2, then 1 at 1
     [7.0]
     """
-    positive = profit > 0
+    positive = np.flatnonzero(profit > 0)
     agent = problem.edge_agent[positive]
     gain = profit[positive]
     cap = problem.counts[problem.edge_pool[positive]].astype(np.float64)
@@ -281,7 +330,48 @@ def inner_maximum(problem: Problem, profit: np.ndarray) -> np.ndarray:
     before = filled - cap - np.where(first > 0, filled[first - 1], 0.0)
     room = np.clip(problem.demands[agent] - before, 0.0, None)
     take = np.minimum(cap, room)
-    return np.bincount(agent, weights=gain * take, minlength=problem.n_agents)
+    best = np.bincount(agent, weights=gain * take, minlength=problem.n_agents)
+    if not amounts:
+        return best
+    x = np.zeros(problem.n_edges)
+    x[positive[order]] = take
+    return best, x
+
+
+def refine_prices(problem: Problem, prices: np.ndarray, lam: np.ndarray | None, target: float, *,
+                  iterations: int = 8, seconds: float | None = None) -> tuple[float, np.ndarray, int]:
+    """Lower the Lagrangian bound by projected subgradient steps from ``prices`` (Polyak's step size).
+
+    ``L`` is convex in ``p``; ``g_c = k_c - sum_{e at c} x_e(p)`` (``x(p)`` the inner
+    maximisers) is a subgradient, and the step ``(L(p) - target) / |g|^2`` with
+    ``target`` a known lower bound on ``min_p L`` (the merged objective) is Polyak's.
+    Every iterate is a valid bound; the smallest is returned with its prices and the
+    number of steps taken.  Reference: Polyak (1969); Held, Wolfe & Crowder (1974).
+
+    >>> p = Problem(np.array([0, 1]), np.array([0, 0]), np.array([0.9, 0.5]), np.array([1]),
+    ...             np.ones(2), np.ones(2)).for_method("welfare")
+    >>> round(refine_prices(p, np.array([0.0]), None, 0.9)[0], 6)
+    0.9
+    """
+    start = time.perf_counter()
+    counts = problem.counts.astype(np.float64)
+    scale = 1.0 if lam is None else lam[problem.edge_agent]
+    p = np.clip(np.asarray(prices, dtype=np.float64), 0.0, None)
+    best_value, best_p, steps = math.inf, p, 0
+    for step in range(iterations + 1):
+        inner, x = inner_maximum(problem, scale * problem.coef - p[problem.edge_pool], amounts=True)
+        value = float(p @ counts + inner.sum())
+        if value < best_value:
+            best_value, best_p = value, p
+        steps = step
+        if step == iterations or (seconds is not None and time.perf_counter() - start > seconds):
+            break
+        g = counts - np.bincount(problem.edge_pool, weights=x, minlength=problem.n_pools)
+        norm = float(g @ g)
+        if norm <= 0 or value - target <= 1e-12 * max(1.0, abs(value)):
+            break
+        p = np.clip(p - (value - target) / norm * g, 0.0, None)
+    return best_value, best_p, steps
 
 
 def lagrangian_bound(problem: Problem, prices: np.ndarray, lam: np.ndarray | None = None) -> float:
@@ -306,12 +396,12 @@ def lagrangian_bound(problem: Problem, prices: np.ndarray, lam: np.ndarray | Non
 
 def price_candidates(tasks: list[dict], outcomes: dict[int, dict], parts: int) -> list[tuple[str, np.ndarray]]:
     """Prices to try in the bound: the parts' mean and median capacity duals, and each part's own."""
-    rows = [outcomes[t["part"]]["prices"] for t in tasks if outcomes[t["part"]].get("prices") is not None]
+    rows = [outcomes[t["part"]]["prices"] for t in tasks if outcomes.get(t["part"], {}).get("prices") is not None]
     if not rows:
         return []
     stack = np.vstack(rows)
     out = [("mean", stack.mean(axis=0)), ("median", np.median(stack, axis=0))]
-    if parts <= 16:
+    if 1 < stack.shape[0] <= 16:
         out += [(f"part {q + 1}", stack[q]) for q in range(stack.shape[0])]
     return out
 

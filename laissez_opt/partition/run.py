@@ -24,14 +24,18 @@ from ..errors import InputError, LaissezOptError
 from ..harness.executors import Failure, run_dask, run_inline, run_local_pool
 from ..modeling.solution import relative_gap
 from .core import (
-    PART_METHODS, Problem, check_feasible, equal_share_normalizer, lagrangian_bound, merge, objective_of,
-    part_tasks, price_candidates, solve_part,
+    PART_METHODS, Problem, check_feasible, equal_share_normalizer, lagrangian_bound, merge, objective_of, refine_prices,
+    part_tasks, price_candidates, price_task, solve_part,
 )
 
 __all__ = ["AUTO_EDGES_PER_PART", "resolve_parts", "solve_arrays", "solve_partitioned"]
 
 #: ``partitions="auto"``: about this many edges per part (a part's LP then solves in about a second).
 AUTO_EDGES_PER_PART = 100_000
+#: Agents in the random sample whose LP duals price the welfare bound when the parts run as flows.
+PRICE_SAMPLE = 20_000
+#: Subgradient steps on the bound's prices after the best of the parts' candidates.
+REFINE_STEPS = 8
 #: Largest violation the merged allocation may show in the vectorised check.
 FEASIBILITY_TOL = 1e-6
 
@@ -64,9 +68,14 @@ def _run(tasks: list[dict], executor: str, workers: int | None, scheduler: str |
 
 
 def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, executor: str = "inline",
-                 workers: int | None = None, scheduler: str | None = None) -> dict:
+                 workers: int | None = None, scheduler: str | None = None, integral: bool = False,
+                 refine: int = REFINE_STEPS) -> dict:
     """Split ``problem`` (``coef`` set, :meth:`Problem.for_method`), solve the parts, merge, verify, bound.
 
+    ``integral`` splits whole devices (:func:`~laissez_opt.partition.core.split_capacity`;
+    integral welfare), else ``k_c / K`` of every pool per part (fractional models).
+    ``refine``: subgradient steps that lower the bound from the best candidate prices
+    (:func:`~laissez_opt.partition.core.refine_prices`).
     Returns ``amounts`` (per edge), ``values`` (per agent), ``objective``, ``bound``,
     ``gap`` and ``details`` (``k``, ``seed``, ``executor``, per-part status, objective
     and seconds, the price candidate that gave the bound, the largest violation
@@ -84,12 +93,18 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
     timing = {}
     t0 = time.perf_counter()
     k = resolve_parts(partitions, problem.n_edges, problem.n_agents)
-    tasks, part_of = part_tasks(problem, k, seed, method)
+    tasks, part_of = part_tasks(problem, k, seed, method, integral=integral)
+    jobs = list(tasks)
+    if method == "welfare" and k > 1 and integral:
+        # The parts run as min-cost flows; a random sample's LP supplies the prices of the bound.
+        for task in tasks:
+            task["flow"] = True
+        jobs.insert(0, price_task(problem, PRICE_SAMPLE, seed))
     timing["split_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     outcomes: dict[int, dict] = {}
     failures: dict[int, str] = {}
-    for task, outcome in _run(tasks, executor, workers, scheduler):
+    for task, outcome in _run(jobs, executor, workers, scheduler):
         if isinstance(outcome, Failure):
             failures[task["part"]] = f"{outcome.kind}: {outcome.message}"
             outcomes[task["part"]] = {"part": task["part"], "status": "failed", "objective": None, "x": None,
@@ -107,7 +122,7 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
     objective, values = objective_of(problem, method, amounts)
     timing["verify_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    bound, which = _bound(problem, method, tasks, outcomes, k)
+    bound, which = _bound(problem, method, jobs, outcomes, k, objective, refine)
     timing["bound_s"] = time.perf_counter() - t0
     gap = None if bound is None else relative_gap(objective, max(bound, objective))
     note = "gap = (bound - objective) / objective, bound from the parts' duals (models/partition.md)"
@@ -117,19 +132,24 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
         note = "the merged objective is 0, so a relative gap is undefined; the absolute gap is bound - objective"
     details = {
         "k": k, "seed": seed, "executor": executor, "method": method,
+        "price_sample": None if -1 not in outcomes else {
+            "agents": int(jobs[0]["agents"].shape[0]), "status": outcomes[-1]["status"],
+            "seconds": outcomes[-1]["seconds"]},
         "parts": [{"part": q + 1, "agents": int(tasks[q]["agents"].shape[0]), "edges": int(tasks[q]["edges"].shape[0]),
                    "status": outcomes[q]["status"], "objective": outcomes[q]["objective"],
                    "seconds": outcomes[q]["seconds"]} for q in range(k)],
         "failures": failures, "bound_from": which, "gap_note": note,
         "feasibility": {"check": "vectorised capacity, demand and sign check of the merged amounts",
                         "max_violation": violation},
-        "capacity_rule": "floor(k_c / K) per part, the k_c mod K left over to parts (c + j) mod K",
+        "capacity_rule": ("floor(k_c / K) per part, the k_c mod K left over to parts (c + j) mod K" if integral
+                          else "k_c / K per part (fractional time shares)"),
     }
     return {"amounts": amounts, "values": values, "objective": objective, "bound": bound, "gap": gap,
             "details": details, "timing": timing, "part_of": part_of}
 
 
-def _bound(problem: Problem, method: str, tasks, outcomes, k: int) -> tuple[float | None, str | None]:
+def _bound(problem: Problem, method: str, tasks, outcomes, k: int, target: float,
+           refine: int) -> tuple[float | None, str | None]:
     candidates = price_candidates(tasks, outcomes, k)
     if not candidates:
         return None, None
@@ -146,11 +166,15 @@ def _bound(problem: Problem, method: str, tasks, outcomes, k: int) -> tuple[floa
         lam /= total
         # The parts' prices go with lambda summing to 1 in each part: scale them with lambda.
         candidates = [(name, p / total) for name, p in candidates]
-    best, which = math.inf, None
+    best, which, start = math.inf, None, None
     for name, prices in candidates:
         value = lagrangian_bound(problem, prices, lam)
         if value < best:
-            best, which = value, name
+            best, which, start = value, name, prices
+    if refine and start is not None:
+        value, _, steps = refine_prices(problem, start, lam, target, iterations=refine)
+        if value < best:
+            best, which = value, f"{which} + {steps} subgradient steps"
     return best, which
 
 
@@ -203,10 +227,10 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     if method == "maxmin" and normalizer == "equal_share":
         norm = equal_share_normalizer(base)
     problem = base.for_method(method, norm)
-    out = solve_arrays(problem, method, partitions=partitions, seed=partition_seed, executor=executor,
-                       workers=workers, scheduler=scheduler)
-    amounts = out["amounts"]
     integral = method == "welfare" and not fractional
+    out = solve_arrays(problem, method, partitions=partitions, seed=partition_seed, executor=executor,
+                       workers=workers, scheduler=scheduler, integral=integral)
+    amounts = out["amounts"]
     if integral:
         rounded = np.rint(amounts)
         if np.max(np.abs(rounded - amounts), initial=0.0) > 1e-6:
