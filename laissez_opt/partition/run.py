@@ -36,6 +36,10 @@ AUTO_EDGES_PER_PART = 100_000
 PRICE_SAMPLE = 20_000
 #: Subgradient steps on the bound's prices after the best of the parts' candidates.
 REFINE_STEPS = 8
+#: The subgradient steps stop once they have taken this share of the parts' solve time ...
+REFINE_SHARE = 0.2
+#: ... or this many seconds, whichever is longer (every step is one pass over the edges).
+REFINE_MIN_SECONDS = 1.0
 #: Largest violation the merged allocation may show in the vectorised check.
 FEASIBILITY_TOL = 1e-6
 
@@ -74,8 +78,9 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
 
     ``integral`` splits whole devices (:func:`~laissez_opt.partition.core.split_capacity`;
     integral welfare), else ``k_c / K`` of every pool per part (fractional models).
-    ``refine``: subgradient steps that lower the bound from the best candidate prices
-    (:func:`~laissez_opt.partition.core.refine_prices`).
+    ``refine``: at most this many subgradient steps lower the bound from the best
+    candidate prices (:func:`~laissez_opt.partition.core.refine_prices`), within
+    ``REFINE_SHARE`` of the parts' solve time (at least ``REFINE_MIN_SECONDS``).
     Returns ``amounts`` (per edge), ``values`` (per agent), ``objective``, ``bound``,
     ``gap`` and ``details`` (``k``, ``seed``, ``executor``, per-part status, objective
     and seconds, the price candidate that gave the bound, the largest violation
@@ -122,7 +127,8 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
     objective, values = objective_of(problem, method, amounts)
     timing["verify_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    bound, which = _bound(problem, method, jobs, outcomes, k, objective, refine)
+    budget = max(REFINE_MIN_SECONDS, REFINE_SHARE * timing["solve_s"])
+    bound, which = _bound(problem, method, jobs, outcomes, k, objective, refine, budget)
     timing["bound_s"] = time.perf_counter() - t0
     gap = None if bound is None else relative_gap(objective, max(bound, objective))
     note = "gap = (bound - objective) / objective, bound from the parts' duals (models/partition.md)"
@@ -149,7 +155,7 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
 
 
 def _bound(problem: Problem, method: str, tasks, outcomes, k: int, target: float,
-           refine: int) -> tuple[float | None, str | None]:
+           refine: int, seconds: float | None = None) -> tuple[float | None, str | None]:
     candidates = price_candidates(tasks, outcomes, k)
     if not candidates:
         return None, None
@@ -172,7 +178,7 @@ def _bound(problem: Problem, method: str, tasks, outcomes, k: int, target: float
         if value < best:
             best, which, start = value, name, prices
     if refine and start is not None:
-        value, _, steps = refine_prices(problem, start, lam, target, iterations=refine)
+        value, _, steps = refine_prices(problem, start, lam, target, iterations=refine, seconds=seconds)
         if value < best:
             best, which = value, f"{which} + {steps} subgradient steps"
     return best, which
