@@ -12,12 +12,13 @@ partitioned solve (split, parts, merge, vectorised feasibility check, bound), it
 objective, the Lagrangian bound and the certified gap ``(bound - objective) /
 objective``; where the un-partitioned LP is solved too (``--whole-max``), its time,
 the true gap ``(opt - objective) / opt`` and the time ratio whole / partitioned.
-Times are medians of ``--repeat`` runs.  Results go to ``scaling_partition.json``
-and ``scaling_partition.md`` in ``--out`` (default ``benchmarks/results``),
+Times are medians of ``--repeat`` runs.  Results go to ``NAME.json`` and ``NAME.md``
+(``--name``, default ``scaling_partition``) in ``--out`` (default ``benchmarks/results``),
 written atomically.
 
     python benchmarks/scaling_partition.py --quick          # 10^4 and 10^5 agents
     python benchmarks/scaling_partition.py                  # 10^4, 10^5, 10^6 agents x 10^3 pools
+    python benchmarks/scaling_partition.py --methods maxmin --repeat 1 --name scaling_partition_maxmin
     python benchmarks/scaling_partition.py --sizes 1000000x1000 --parts 8,16 --executor local
 """
 
@@ -91,6 +92,7 @@ def main(argv=None) -> int:
     ap.add_argument("--whole-max", type=int, default=100_000,
                     help="solve the un-partitioned LP up to this many agents (default 100000)")
     ap.add_argument("--out", default=str(HERE / "results"), help="output folder (default benchmarks/results)")
+    ap.add_argument("--name", default="scaling_partition", help="file stem of the results (default scaling_partition)")
     args = ap.parse_args(argv)
     sizes = args.sizes or ("10000x1000,100000x1000" if args.quick else "10000x1000,100000x1000,1000000x1000")
     repeat = 1 if args.quick else args.repeat
@@ -120,8 +122,8 @@ def main(argv=None) -> int:
             "note": "2-core machine shared with other work; times are medians of the runs"}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / "scaling_partition.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
-    write_atomic(out / "scaling_partition.md", _table(rows))
+    write_atomic(out / f"{args.name}.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
+    write_atomic(out / f"{args.name}.md", _table(rows))
     print(_table(rows))
     return 0
 

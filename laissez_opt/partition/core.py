@@ -373,10 +373,12 @@ def refine_prices(problem: Problem, prices: np.ndarray, lam: np.ndarray | None, 
     """
     start = time.perf_counter()
     counts = problem.counts.astype(np.float64)
-    scale = 1.0 if lam is None else lam[problem.edge_agent]
     p = np.clip(np.asarray(prices, dtype=np.float64), 0.0, None)
+    lam = None if lam is None else np.asarray(lam, dtype=np.float64)
+    support = None if lam is None else lam > 0
     best_value, best_p, steps = math.inf, p, 0
     for step in range(iterations + 1):
+        scale = 1.0 if lam is None else lam[problem.edge_agent]
         inner, x = inner_maximum(problem, scale * problem.coef - p[problem.edge_pool], amounts=True)
         value = float(p @ counts + inner.sum())
         if value < best_value:
@@ -386,9 +388,18 @@ def refine_prices(problem: Problem, prices: np.ndarray, lam: np.ndarray | None, 
             break
         g = counts - np.bincount(problem.edge_pool, weights=x, minlength=problem.n_pools)
         norm = float(g @ g)
+        if lam is not None:
+            # Max-min: L is jointly convex in (p, lambda); lambda's subgradient is each agent's value v_i(x).
+            values = np.bincount(problem.edge_agent, weights=problem.coef * x, minlength=problem.n_agents)[support]
+            gl = values - values.mean()  # the projection of the subgradient on sum(lambda) = const
+            norm += float(gl @ gl)
         if norm <= 0 or value - target <= 1e-12 * max(1.0, abs(value)):
             break
-        p = np.clip(p - (value - target) / norm * g, 0.0, None)
+        size = (value - target) / norm
+        p = np.clip(p - size * g, 0.0, None)
+        if lam is not None:
+            lam = lam.copy()
+            lam[support] = _simplex(lam[support] - size * gl)
     return best_value, best_p, steps
 
 
@@ -410,6 +421,15 @@ def lagrangian_bound(problem: Problem, prices: np.ndarray, lam: np.ndarray | Non
     scale = 1.0 if lam is None else lam[problem.edge_agent]
     profit = scale * problem.coef - prices[problem.edge_pool]
     return float(prices @ problem.counts.astype(np.float64) + inner_maximum(problem, profit).sum())
+
+
+def _simplex(v: np.ndarray) -> np.ndarray:
+    """Euclidean projection of ``v`` on the probability simplex (Held, Wolfe & Crowder 1974; Duchi et al. 2008)."""
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - 1.0
+    k = np.arange(1, v.shape[0] + 1)
+    rho = np.flatnonzero(u - css / k > 0)[-1]
+    return np.maximum(v - css[rho] / (rho + 1), 0.0)
 
 
 def price_candidates(tasks: list[dict], outcomes: dict[int, dict], parts: int) -> list[tuple[str, np.ndarray]]:

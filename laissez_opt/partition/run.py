@@ -35,7 +35,7 @@ AUTO_EDGES_PER_PART = 100_000
 #: Agents in the random sample whose LP duals price the welfare bound when the parts run as flows.
 PRICE_SAMPLE = 20_000
 #: Subgradient steps on the bound's prices after the best of the parts' candidates.
-REFINE_STEPS = 8
+REFINE_STEPS = 200
 #: The subgradient steps stop once they have taken this share of the parts' solve time ...
 REFINE_SHARE = 0.2
 #: ... or this many seconds, whichever is longer (every step is one pass over the edges).
