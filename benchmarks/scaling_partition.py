@@ -16,7 +16,7 @@ Times are medians of ``--repeat`` runs.  Results go to ``NAME.json`` and ``NAME.
 (``--name``, default ``scaling_partition``) in ``--out`` (default ``benchmarks/results``),
 written atomically.
 
-    python benchmarks/scaling_partition.py --quick          # 10^4 and 10^5 agents
+    python benchmarks/scaling_partition.py --quick          # 2,000 x 100 and 10^4 x 10^3
     python benchmarks/scaling_partition.py                  # 10^4, 10^5, 10^6 agents x 10^3 pools
     python benchmarks/scaling_partition.py --methods maxmin --repeat 1 --name scaling_partition_maxmin
     python benchmarks/scaling_partition.py --sizes 1000000x1000 --parts 8,16 --executor local
@@ -82,7 +82,7 @@ def median_runs(fn, repeat: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="10^4 and 10^5 agents only, one run each")
+    ap.add_argument("--quick", action="store_true", help="2,000 x 100 and 10,000 x 1,000 only, one run each")
     ap.add_argument("--sizes", default=None, help="AGENTSxPOOLS,... (default 10000x1000,100000x1000,1000000x1000)")
     ap.add_argument("--parts", default="auto", help="comma-separated K values or auto (default auto)")
     ap.add_argument("--methods", default="welfare,maxmin")
@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(HERE / "results"), help="output folder (default benchmarks/results)")
     ap.add_argument("--name", default="scaling_partition", help="file stem of the results (default scaling_partition)")
     args = ap.parse_args(argv)
-    sizes = args.sizes or ("10000x1000,100000x1000" if args.quick else "10000x1000,100000x1000,1000000x1000")
+    sizes = args.sizes or ("2000x100,10000x1000" if args.quick else "10000x1000,100000x1000,1000000x1000")
     repeat = 1 if args.quick else args.repeat
     parts_list = [p if p == "auto" else int(p) for p in args.parts.split(",")]
     rows = []

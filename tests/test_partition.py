@@ -202,3 +202,21 @@ def test_cli_partitions(tmp_path):
     assert data["status"] == "feasible" and data["details"]["partition"]["k"] == 2 and data["bound"] >= data["objective"]
     bad = CliRunner().invoke(cli, ["solve", str(path), "--method", "welfare", "-p", "partitions=0"])
     assert bad.exit_code == 2 and "partitions" in bad.output and "Traceback" not in bad.output
+
+
+def test_benchmark_script_runs(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run([sys.executable, str(root / "benchmarks" / "scaling_partition.py"), "--sizes", "2000x100",
+                          "--methods", "welfare,maxmin", "--parts", "1,3", "--executor", "inline", "--repeat", "1",
+                          "--out", str(tmp_path)], cwd=root, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    rows = json.loads((tmp_path / "scaling_partition.json").read_text())["rows"]
+    assert [(r["method"], r["k"]) for r in rows] == [("welfare", 1), ("welfare", 3), ("maxmin", 1), ("maxmin", 3)]
+    for r in rows:
+        assert r["bound"] >= r["objective"] - 1e-6 * abs(r["objective"])
+        assert r["true_gap"] >= -1e-6 and (r["k"] > 1 or abs(r["true_gap"]) <= 1e-6)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scaling_partition.json", "scaling_partition.md"]

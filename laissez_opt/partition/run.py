@@ -24,7 +24,7 @@ from ..errors import InputError, LaissezOptError
 from ..harness.executors import Failure, run_dask, run_inline, run_local_pool
 from ..modeling.solution import relative_gap
 from .core import (
-    PART_METHODS, Problem, check_feasible, equal_share_normalizer, lagrangian_bound, merge, objective_of, refine_prices,
+    PART_METHODS, Problem, check_feasible, equal_share_normalizer, inner_maximum, lagrangian_bound, merge, objective_of, participants, refine_prices,
     part_tasks, price_candidates, price_task, solve_part,
 )
 
@@ -181,6 +181,11 @@ def _bound(problem: Problem, method: str, tasks, outcomes, k: int, target: float
         value, _, steps = refine_prices(problem, start, lam, target, iterations=refine, seconds=seconds)
         if value < best:
             best, which = value, f"{which} + {steps} subgradient steps"
+    if method == "maxmin":
+        # lambda on one agent and p = 0: t* <= v_i <= the most agent i could get alone.
+        alone = inner_maximum(problem, problem.coef)[participants(problem)]
+        if alone.size and float(alone.min()) < best:
+            best, which = float(alone.min()), "standalone maximum of the worst-placed agent"
     return best, which
 
 
