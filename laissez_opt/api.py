@@ -180,6 +180,7 @@ def solve(
         if given.get("partitions") is not None:
             raise InputError("partitioned solving runs through lo.solve (laissez_opt.partition.solve), "
                              "not laissez_opt.api.solve", path="option partitions")
+        given.pop("partitions", None)
         if given:
             raise InputError(f"option {sorted(given)[0]} applies only with partitions=K", path=f"option {sorted(given)[0]}")
     refuse_if_too_large(_estimate(instance, spec, opts), spec.name, max_memory=budget, partitions=splittable)

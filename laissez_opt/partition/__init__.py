@@ -58,7 +58,7 @@ def solve(instance, method: str = "welfare", *, solver=None, via=None, time_limi
         raise InputError(f"{method} cannot be partitioned", path="option partitions")
     instance = _as_instance(instance)
     given = {name: opts[name] for name in PARTITION_OPTION_NAMES if name in opts}
-    ignored = sorted(set(opts) - set(PARTITION_OPTION_NAMES) - {"fractional", "normalizer", "solver", "time_limit"})
+    ignored = sorted(set(opts) - set(PARTITION_OPTION_NAMES) - {"fractional", "normalizer", "solver"})
     if ignored:
         raise InputError(f"partitioned {method} does not take option {ignored[0]}", path=f"option {ignored[0]}")
     if opts.get("solver", "highs") not in ("auto", "highs"):
