@@ -177,6 +177,17 @@ SOLVER_OPTIONS = solver_options(fractional=True)
 PARTITION_OPTION_NAMES = ("partitions", "partition_seed", "executor", "workers", "scheduler")
 
 
+def refuse_partitions(method: str, partitions) -> None:
+    """The exact entry points solve the whole instance; ``partitions=K`` runs through ``lo.solve``.
+
+    >>> refuse_partitions("welfare", None) is None
+    True
+    """
+    if partitions is not None:
+        raise InputError(f"{method}: partitioned solving runs through lo.solve (laissez_opt.partition.solve), "
+                         "not the method's entry point", path="option partitions")
+
+
 def partition_options() -> tuple[Option, ...]:
     """The options of POP-style partitioned solving (``laissez_opt.partition``), declared once.
 
