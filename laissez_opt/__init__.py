@@ -15,7 +15,7 @@ from types import ModuleType as _ModuleType
 # ``laissez-opt --help`` do not load the solvers, numba and every method module.
 _WHERE = {
     **dict.fromkeys(("build", "certify", "check", "check_certificate", "estimate", "frontier", "generate",
-                     "linear_model", "load", "load_certificate", "probe_truthfulness", "solve", "verify",
+                     "linear_model", "load", "load_certificate", "probe_truthfulness", "verify",
                      "write_model"), ".api"),
     "Model": ".declare", "declared_method": ".declare", "value": ".declare",
     **dict.fromkeys(("InfeasibleError", "InputError", "LaissezOptError", "NoSolutionError", "NotProvenError",
@@ -28,6 +28,7 @@ _WHERE = {
     "Option": ".method_spec",
     **dict.fromkeys(("METHODS", "register_method", "unregister_method"), ".methods"),
     "Result": ".result",
+    "solve": ".partition",
     "import_data": ".io.importers",
 }
 

@@ -172,7 +172,18 @@ def solve(
     check = _flag(check, "check")
     raise_infeasible = _flag(raise_infeasible, "raise_infeasible")
     budget = None if max_memory is None else parse_memory(max_memory)
-    refuse_if_too_large(_estimate(instance, spec, opts), spec.name, max_memory=budget)
+    splittable = "partitions" in spec.option_names
+    if splittable:
+        from .method_spec import PARTITION_OPTION_NAMES
+
+        given = {name: opts.pop(name) for name in PARTITION_OPTION_NAMES if name in opts}
+        if given.get("partitions") is not None:
+            raise InputError("partitioned solving runs through lo.solve (laissez_opt.partition.solve), "
+                             "not laissez_opt.api.solve", path="option partitions")
+        given.pop("partitions", None)
+        if given:
+            raise InputError(f"option {sorted(given)[0]} applies only with partitions=K", path=f"option {sorted(given)[0]}")
+    refuse_if_too_large(_estimate(instance, spec, opts), spec.name, max_memory=budget, partitions=splittable)
     start = time.perf_counter()
     with deadline(time_limit):
         try:

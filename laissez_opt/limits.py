@@ -171,13 +171,21 @@ class SizeEstimate:
 
 
 def refuse_if_too_large(estimate: SizeEstimate, method: str, *, max_memory: int | None = None,
-                        max_steps: float = MAX_STEPS) -> None:
-    """Raise :class:`InputError` when ``estimate`` exceeds the memory budget or the step budget."""
+                        max_steps: float = MAX_STEPS, partitions: bool = False) -> None:
+    """Raise :class:`InputError` when ``estimate`` exceeds the memory budget or the step budget.
+
+    ``partitions``: the method can be split into random sub-problems; the message
+    then suggests the ``partitions`` option with a number of parts that fits.
+    """
     budget = DEFAULT_MAX_MEMORY if max_memory is None else max_memory
     if estimate.bytes() > budget:
+        hint = ""
+        if partitions:
+            parts = max(2, math.ceil(2 * estimate.bytes() / budget))
+            hint = f", or split it into random parts with a proven gap: partitions={parts} (or partitions=auto)"
         raise InputError(
             f"{method} would need {estimate.describe()}, over the memory budget of {format_bytes(budget)} "
-            f"(raise it with --max-memory / max_memory=, or solve a smaller instance)",
+            f"(raise it with --max-memory / max_memory=, or solve a smaller instance{hint})",
             path="max_memory",
         )
     if estimate.steps > max_steps:

@@ -173,6 +173,42 @@ def solver_options(*, fractional: bool, mip_gap: float | None = 1e-7, backend: b
 SOLVER_OPTIONS = solver_options(fractional=True)
 
 
+#: Names of the partitioned-solving options (:func:`partition_options`).
+PARTITION_OPTION_NAMES = ("partitions", "partition_seed", "executor", "workers", "scheduler")
+
+
+def refuse_partitions(method: str, partitions) -> None:
+    """The exact entry points solve the whole instance; ``partitions=K`` runs through ``lo.solve``.
+
+    >>> refuse_partitions("welfare", None) is None
+    True
+    """
+    if partitions is not None:
+        raise InputError(f"{method}: partitioned solving runs through lo.solve (laissez_opt.partition.solve), "
+                         "not the method's entry point", path="option partitions")
+
+
+def partition_options() -> tuple[Option, ...]:
+    """The options of POP-style partitioned solving (``laissez_opt.partition``), declared once.
+
+    ``partitions=None`` (default) solves the whole instance; an integer ``K >= 1``
+    or ``"auto"`` splits the agents at random into ``K`` parts with ``1/K`` of every
+    pool each and reports the merged allocation with a proven gap.
+    """
+    return (
+        Option("partitions", "any", None, "split into K random sub-problems with proportional capacity "
+               "(POP) and report the proven gap; null: solve the whole instance",
+               accepts="integer >= 1 | auto | null", types=(int, str), nullable=True),
+        Option("partition_seed", "int", 0, "seed of the random split (partitions)", minimum=0, maximum=2**32 - 1),
+        Option("executor", "choice", "inline", "where the parts run (partitions): this process, local "
+               "worker processes or a Dask cluster", choices=("inline", "local", "dask")),
+        Option("workers", "int", None, "worker processes for executor local or dask (partitions; "
+               "default: the CPU count, at most the number of parts)", minimum=1, maximum=1024, nullable=True),
+        Option("scheduler", "str", None, "Dask scheduler address (executor dask); null: a local cluster",
+               nullable=True),
+    )
+
+
 @dataclass(frozen=True)
 class Method:
     """A method's name, kind (``exact`` or ``heuristic``), objective, solvers, options and entry point.

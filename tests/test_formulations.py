@@ -54,6 +54,10 @@ BUILDERS: dict[str, Callable[[Instance], tuple]] = {
         .class_instance(inst, weight="member")),
     "fair_welfare.md": lambda inst: __import__("laissez_opt.exact.fair_welfare", fromlist=["build_fair_welfare"])
     .build_fair_welfare(inst, sharing=1.0, envy=0.0, floor=0.5),
+    "partition.md": lambda inst: __import__("laissez_opt.partition.core", fromlist=["build_part"]).build_part(
+        __import__("laissez_opt.partition.core", fromlist=["part_tasks"]).part_tasks(
+            __import__("laissez_opt.partition.run", fromlist=["problem_of"]).problem_of(inst).for_method("maxmin"),
+            1, 0, "maxmin", integral=False)[0][0]),
     "min_backlog.md": lambda inst: __import__("laissez_opt.simulate.min_backlog", fromlist=["build_min_backlog"]).build_min_backlog(inst),
 }
 

@@ -15,10 +15,11 @@ subpackage or module, and from any lower layer):
 * L9  ``methods`` (the registry)
 * L10 ``api``
 * L11 ``harness`` (comparisons over many instances)
-* L12 ``simulate`` (multi-round simulation: its sweeps run through the harness's executors and run store)
-* L13 ``reproduce`` (the seeds' worked examples, recomputed through the layers below)
-* L14 ``cli``
-* L15 ``__main__``, ``__init__``
+* L12 ``partition`` (POP-style partitioned solving: its parts run on the harness's executors; ``lo.solve``)
+* L13 ``simulate`` (multi-round simulation: its sweeps run through the harness's executors and run store)
+* L14 ``reproduce`` (the seeds' worked examples, recomputed through the layers below)
+* L15 ``cli``
+* L16 ``__main__``, ``__init__``
 
 Every import statement counts, including the deferred ones inside functions.
 """
@@ -52,11 +53,12 @@ LAYERS = {
     "methods": 9,
     "api": 10,
     "harness": 11,
-    "simulate": 12,
-    "reproduce": 13,
-    "cli": 14,
-    "__main__": 15,
-    "__init__": 15,
+    "partition": 12,
+    "simulate": 13,
+    "reproduce": 14,
+    "cli": 15,
+    "__main__": 16,
+    "__init__": 16,
 }
 
 # Imports that break the rule, each with its reason.  Empty: keep it so.

@@ -101,7 +101,8 @@ def cli(ctx, debug):
 def solve(instance, method, solver, via, time_limit, max_memory, fractional, threads, backend, fmt, output,
           write_model, method_params):
     """Solve INSTANCE with an exact model or run a heuristic."""
-    from ..api import check_time_limit, solve as run, solve_options
+    from ..api import check_time_limit, solve_options
+    from ..partition import solve as run
     from ..io import check_destination, load_instance, write_atomic
     from ..limits import parse_memory
 

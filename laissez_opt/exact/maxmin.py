@@ -58,7 +58,7 @@ import numpy as np
 from ..declare import Model, capacity, demand, maxmin_floor
 from ..errors import InputError
 from ..instance import Instance
-from ..method_spec import Method, Option, solver_options
+from ..method_spec import Method, Option, partition_options, refuse_partitions, solver_options
 from ..modeling import LinearModel
 from ..modeling.solution import Solution, relative_gap
 from ..result import Result
@@ -205,8 +205,17 @@ def solve_maxmin(
     verbose: bool = False,
     compress: str = "auto",
     bottleneck: str = "auto",
+    partitions=None,
+    partition_seed: int = 0,
+    executor: str = "inline",
+    workers: int | None = None,
+    scheduler: str | None = None,
 ) -> Result:
     """Leximin allocation of ``U_i / (w_i E_i)``; see the module docstring.
+
+    ``partitions``, ``partition_seed``, ``executor``, ``workers``, ``scheduler``: the
+    partitioned solve of ``lo.solve`` (:mod:`laissez_opt.partition`); this entry point
+    solves the whole instance and refuses ``partitions``.
 
     ``freeze`` (fractional): ``"dual"`` or ``"probe"`` freezing certificate
     (:mod:`laissez_opt.exact.leximin`); routes without duals always probe.
@@ -225,6 +234,7 @@ def solve_maxmin(
     >>> on.details["compression"]["classes"] < 200, abs(on.objective - off.objective) < 1e-7
     (True, True)
     """
+    refuse_partitions("maxmin", partitions)
     if freeze not in FREEZE_TESTS:
         raise InputError(f"unknown freeze test {freeze!r}; choose one of {', '.join(FREEZE_TESTS)}", path="option freeze")
     if compress not in COMPRESS_CHOICES:
@@ -344,7 +354,7 @@ METHOD = Method(
         compress_option(),
         Option("bottleneck", "choice", "auto", "integral, one round, unit demands: exact leximin by lexicographic "
                "min-cost flows (auto) or the ordered-outcome MILPs (off)", choices=BOTTLENECK_CHOICES),
-    ),
+    ) + partition_options(),
     estimate=lambda instance, options: (
         allocation_size(instance, extra_variables=instance.n_agents + instance.n_pools,
                         note="lexicographic min-cost flows: one arc per edge, agent and pool")

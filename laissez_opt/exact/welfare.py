@@ -44,7 +44,7 @@ from ..declare import Model, capacity, demand, welfare
 from ..errors import InputError
 from ..instance import Instance
 from ..modeling import LinearModel, solve_model
-from ..method_spec import Method, solver_options
+from ..method_spec import Method, partition_options, refuse_partitions, solver_options
 from ..result import Result
 from ..starts import greedy_amounts
 from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
@@ -80,8 +80,17 @@ def solve_welfare(
     verbose: bool = False,
     backend: str | None = None,
     compress: str = "auto",
+    partitions=None,
+    partition_seed: int = 0,
+    executor: str = "inline",
+    workers: int | None = None,
+    scheduler: str | None = None,
 ) -> Result:
     """Maximise ``sum_i w_i U_i(x)``; see the module docstring.
+
+    ``partitions``, ``partition_seed``, ``executor``, ``workers``, ``scheduler``: the
+    partitioned solve of ``lo.solve`` (:mod:`laissez_opt.partition`); this entry point
+    solves the whole instance and refuses ``partitions``.
 
     ``compress``: solve on classes of agents with identical edges, weight, demand
     and window (:mod:`laissez_opt.exact.classes`): class ``g`` has weight ``w`` and
@@ -102,6 +111,7 @@ def solve_welfare(
     >>> r.objective, r.details["compression"]["classes"], [x["agent"] for x in r.allocation]
     (3.0, 1, ['A', 'B', 'C'])
     """
+    refuse_partitions("welfare", partitions)
     if compress not in COMPRESS_CHOICES:
         raise InputError(f"unknown compress {compress!r}; choose one of {', '.join(COMPRESS_CHOICES)}",
                          path="option compress")
@@ -155,7 +165,7 @@ METHOD = Method(
     fractional=True,
     summary="Weighted welfare maximisation; integral optima via LP vertex or min-cost flow (TU).",
     run=solve_welfare,
-    options=solver_options(fractional=True, auto=True) + (compress_option(),),
+    options=solver_options(fractional=True, auto=True) + (compress_option(),) + partition_options(),
     estimate=allocation_size,
     build=_export_model,
 )

@@ -1,0 +1,159 @@
+"""Scaling of POP-style partitioned solving (``partitions=K``): welfare and fractional max-min.
+
+Heterogeneous instances made directly as arrays (no per-record objects): ``n``
+agents and ``m`` pools; each agent has edges to ``DEGREE`` random pools (repeats
+dropped) with utilities drawn independently, so no two agents share a utility row
+and symmetry compression does not apply.  Pools hold about ``n / (2 m)`` devices
+each (scarce: about one device per two agents), demands are 1 or 2, weights
+0.5 to 2.
+
+For every size and method the table gives the time of each stage of the
+partitioned solve (split, parts, merge, vectorised feasibility check, bound), its
+objective, the Lagrangian bound and the certified gap ``(bound - objective) /
+objective``; where the un-partitioned LP is solved too (``--whole-max``), its time,
+the true gap ``(opt - objective) / opt`` and the time ratio whole / partitioned.
+Times are medians of ``--repeat`` runs.  Results go to ``NAME.json`` and ``NAME.md``
+(``--name``, default ``scaling_partition``) in ``--out`` (default ``benchmarks/results``),
+written atomically.
+
+    python benchmarks/scaling_partition.py --quick          # 2,000 x 100 and 10^4 x 10^3
+    python benchmarks/scaling_partition.py                  # 10^4, 10^5, 10^6 agents x 10^3 pools
+    python benchmarks/scaling_partition.py --methods maxmin --repeat 1 --name scaling_partition_maxmin
+    python benchmarks/scaling_partition.py --sizes 1000000x1000 --parts 8,16 --executor local
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from laissez_opt.io.jsonfile import write_atomic
+from laissez_opt.partition.core import Problem, equal_share_normalizer
+from laissez_opt.partition.run import solve_arrays
+
+HERE = Path(__file__).resolve().parent
+DEGREE = 5
+SEED = 7
+
+
+def make_problem(n: int, m: int, seed: int = SEED) -> Problem:
+    """``n`` agents, ``m`` pools, about ``DEGREE`` random edges per agent, built with numpy only."""
+    rng = np.random.default_rng(seed)
+    pools = np.sort(rng.integers(0, m, size=(n, DEGREE)), axis=1)
+    keep = np.ones_like(pools, dtype=bool)
+    keep[:, 1:] = pools[:, 1:] != pools[:, :-1]
+    agent = np.repeat(np.arange(n), DEGREE).reshape(n, DEGREE)[keep]
+    pool = pools[keep]
+    utility = rng.uniform(0.1, 1.0, size=agent.shape[0]) * rng.uniform(0.5, 2.0, size=n)[agent]
+    counts = rng.integers(1, max(2, n // m) + 1, size=m)
+    weights = rng.uniform(0.5, 2.0, size=n)
+    demands = rng.integers(1, 3, size=n).astype(np.float64)
+    return Problem(agent, pool, utility, counts, weights, demands)
+
+
+def run_one(problem: Problem, method: str, parts, executor: str, workers: int | None) -> dict:
+    norm = equal_share_normalizer(problem) if method == "maxmin" else None
+    ready = problem.for_method(method, norm)
+    start = time.perf_counter()
+    out = solve_arrays(ready, method, partitions=parts, seed=0, executor=executor, workers=workers,
+                       integral=method == "welfare")
+    total = time.perf_counter() - start
+    return {"total_s": total, **out["timing"], "objective": out["objective"], "bound": out["bound"],
+            "gap": out["gap"], "k": out["details"]["k"],
+            "slowest_part_s": max(p["seconds"] or 0.0 for p in out["details"]["parts"])}
+
+
+def median_runs(fn, repeat: int) -> dict:
+    runs = [fn() for _ in range(repeat)]
+    out = dict(runs[0])
+    for key, value in runs[0].items():
+        if key.endswith("_s"):
+            out[key] = statistics.median(r[key] for r in runs)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="2,000 x 100 and 10,000 x 1,000 only, one run each")
+    ap.add_argument("--sizes", default=None, help="AGENTSxPOOLS,... (default 10000x1000,100000x1000,1000000x1000)")
+    ap.add_argument("--parts", default="auto", help="comma-separated K values or auto (default auto)")
+    ap.add_argument("--methods", default="welfare,maxmin")
+    ap.add_argument("--executor", default="local", choices=("inline", "local", "dask"))
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--whole-max", type=int, default=100_000,
+                    help="solve the un-partitioned LP up to this many agents (default 100000)")
+    ap.add_argument("--out", default=str(HERE / "results"), help="output folder (default benchmarks/results)")
+    ap.add_argument("--name", default="scaling_partition", help="file stem of the results (default scaling_partition)")
+    args = ap.parse_args(argv)
+    sizes = args.sizes or ("2000x100,10000x1000" if args.quick else "10000x1000,100000x1000,1000000x1000")
+    repeat = 1 if args.quick else args.repeat
+    parts_list = [p if p == "auto" else int(p) for p in args.parts.split(",")]
+    rows = []
+    for text in sizes.split(","):
+        n, m = (int(v) for v in text.lower().split("x"))
+        t0 = time.perf_counter()
+        problem = make_problem(n, m)
+        build = time.perf_counter() - t0
+        for method in args.methods.split(","):
+            whole = None
+            if n <= args.whole_max:
+                whole = median_runs(lambda: run_one(problem, method, 1, "inline", None), repeat)
+            for parts in parts_list:
+                res = median_runs(lambda: run_one(problem, method, parts, args.executor, args.workers), repeat)
+                row = {"size": text, "agents": n, "pools": m, "edges": problem.n_edges, "method": method,
+                       "build_s": build, "executor": args.executor, "workers": args.workers, **res}
+                if whole is not None:
+                    opt = whole["objective"]
+                    row["whole_s"] = whole["total_s"]
+                    row["true_gap"] = (opt - res["objective"]) / opt if opt else None
+                    row["speedup"] = whole["total_s"] / res["total_s"]
+                rows.append(row)
+                print(_line(row), flush=True)
+    meta = {"cpus": os.cpu_count(), "python": platform.python_version(), "repeat": repeat,
+            "note": "2-core machine shared with other work; times are medians of the runs"}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / f"{args.name}.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
+    write_atomic(out / f"{args.name}.md", _table(rows))
+    print(_table(rows))
+    return 0
+
+
+def _fmt(value, digits=3):
+    if value is None:
+        return "-"
+    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+HEADER = ("size", "edges", "method", "K", "split s", "parts s", "merge s", "check s", "bound s", "total s",
+          "certified gap", "whole LP s", "true gap", "whole / partitioned")
+
+
+def _cells(r):
+    return (r["size"], r["edges"], r["method"], r["k"], _fmt(r["split_s"]), _fmt(r["solve_s"]), _fmt(r["merge_s"]),
+            _fmt(r["verify_s"]), _fmt(r["bound_s"]), _fmt(r["total_s"]),
+            "-" if r["gap"] is None else f"{100 * r['gap']:.3f}%", _fmt(r.get("whole_s")),
+            "-" if r.get("true_gap") is None else f"{100 * r['true_gap']:.3f}%", _fmt(r.get("speedup"), 2))
+
+
+def _line(r) -> str:
+    return "  ".join(f"{h}={c}" for h, c in zip(HEADER, _cells(r)))
+
+
+def _table(rows) -> str:
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(str(c) for c in _cells(r)) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

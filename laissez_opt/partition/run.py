@@ -1,0 +1,283 @@
+"""Partitioned solving of an :class:`~laissez_opt.instance.Instance`: the parts on an executor, one Result.
+
+:func:`solve_arrays` runs the array core (:mod:`laissez_opt.partition.core`) on
+the chosen executor (``inline``, ``local`` worker processes, ``dask``;
+:mod:`laissez_opt.harness.executors`) and returns the merged allocation with its
+proven bound; :func:`solve_partitioned` wraps it for an instance and returns a
+:class:`~laissez_opt.result.Result` with status ``feasible`` (never ``optimal``:
+the merged allocation is feasible, and optimal only up to the gap it reports).
+
+Gap: ``gap = (bound - objective) / objective`` for these maximisations, with
+``bound`` the smallest Lagrangian bound over the price candidates; ``None`` with
+the reason in ``details["partition"]["gap_note"]`` when the objective is 0.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import numpy as np
+
+from ..errors import InputError, LaissezOptError
+from ..harness.executors import Failure, run_dask, run_inline, run_local_pool
+from ..modeling.solution import relative_gap
+from .core import (
+    PART_METHODS, Problem, check_feasible, equal_share_normalizer, inner_maximum, lagrangian_bound, merge, objective_of, participants, refine_prices,
+    part_tasks, price_candidates, price_task, solve_part,
+)
+
+__all__ = ["AUTO_EDGES_PER_PART", "resolve_parts", "solve_arrays", "solve_partitioned"]
+
+#: ``partitions="auto"``: about this many edges per part (a part's LP then solves in about a second).
+AUTO_EDGES_PER_PART = 100_000
+#: Agents in the random sample whose LP duals price the welfare bound when the parts run as flows.
+PRICE_SAMPLE = 20_000
+#: Subgradient steps on the bound's prices after the best of the parts' candidates.
+REFINE_STEPS = 200
+#: The subgradient steps stop once they have taken this share of the parts' solve time ...
+REFINE_SHARE = 0.2
+#: ... or this many seconds, whichever is longer (every step is one pass over the edges).
+REFINE_MIN_SECONDS = 1.0
+#: Largest violation the merged allocation may show in the vectorised check.
+FEASIBILITY_TOL = 1e-6
+
+
+def resolve_parts(partitions, n_edges: int, n_agents: int) -> int:
+    """The number of parts ``K``: an integer ``>= 1`` as given (at most the number of agents), or for
+    ``"auto"`` ``ceil(E / AUTO_EDGES_PER_PART)``.
+
+    >>> resolve_parts("auto", 250_000, 50_000), resolve_parts(4, 10, 3)
+    (3, 3)
+    """
+    if partitions == "auto":
+        k = math.ceil(n_edges / AUTO_EDGES_PER_PART)
+    elif isinstance(partitions, int) and not isinstance(partitions, bool) and partitions >= 1:
+        k = partitions
+    else:
+        raise InputError(f"partitions must be an integer >= 1 or 'auto', got {partitions!r}", path="option partitions")
+    return max(1, min(k, n_agents))
+
+
+def _run(tasks: list[dict], executor: str, workers: int | None, scheduler: str | None):
+    if executor == "inline":
+        return run_inline(solve_part, tasks)
+    count = max(1, min(workers or os.cpu_count() or 1, len(tasks)))
+    if executor == "local":
+        return run_local_pool(solve_part, tasks, workers=count)
+    if executor == "dask":
+        return run_dask(solve_part, tasks, workers=count, scheduler=scheduler)
+    raise InputError(f"unknown executor {executor!r}; choose inline, local or dask", path="option executor")
+
+
+def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, executor: str = "inline",
+                 workers: int | None = None, scheduler: str | None = None, integral: bool = False,
+                 refine: int = REFINE_STEPS) -> dict:
+    """Split ``problem`` (``coef`` set, :meth:`Problem.for_method`), solve the parts, merge, verify, bound.
+
+    ``integral`` splits whole devices (:func:`~laissez_opt.partition.core.split_capacity`;
+    integral welfare), else ``k_c / K`` of every pool per part (fractional models).
+    ``refine``: at most this many subgradient steps lower the bound from the best
+    candidate prices (:func:`~laissez_opt.partition.core.refine_prices`), within
+    ``REFINE_SHARE`` of the parts' solve time (at least ``REFINE_MIN_SECONDS``).
+    Returns ``amounts`` (per edge), ``values`` (per agent), ``objective``, ``bound``,
+    ``gap`` and ``details`` (``k``, ``seed``, ``executor``, per-part status, objective
+    and seconds, the price candidate that gave the bound, the largest violation
+    found by the vectorised feasibility check) and ``timing`` (``split_s``,
+    ``solve_s``, ``merge_s``, ``verify_s``, ``bound_s``).
+
+    >>> p = Problem(np.array([0, 1, 2, 3]), np.array([0, 0, 0, 0]), np.array([4.0, 3.0, 2.0, 1.0]),
+    ...             np.array([2]), np.ones(4), np.ones(4)).for_method("welfare")
+    >>> out = solve_arrays(p, "welfare", partitions=2, seed=0)
+    >>> out["objective"] <= 7.0 <= out["bound"]
+    True
+    """
+    if method not in PART_METHODS:
+        raise InputError(f"partitioned solving supports {', '.join(PART_METHODS)}, not {method!r}", path="method")
+    timing = {}
+    t0 = time.perf_counter()
+    k = resolve_parts(partitions, problem.n_edges, problem.n_agents)
+    tasks, part_of = part_tasks(problem, k, seed, method, integral=integral)
+    jobs = list(tasks)
+    if method == "welfare" and k > 1 and integral:
+        # The parts run as min-cost flows; a random sample's LP supplies the prices of the bound.
+        for task in tasks:
+            task["flow"] = True
+        jobs.insert(0, price_task(problem, PRICE_SAMPLE, seed))
+    timing["split_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    outcomes: dict[int, dict] = {}
+    failures: dict[int, str] = {}
+    for task, outcome in _run(jobs, executor, workers, scheduler):
+        if isinstance(outcome, Failure):
+            failures[task["part"]] = f"{outcome.kind}: {outcome.message}"
+            outcomes[task["part"]] = {"part": task["part"], "status": "failed", "objective": None, "x": None,
+                                      "prices": None, "lam": None, "seconds": None}
+        else:
+            outcomes[task["part"]] = outcome
+    timing["solve_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    amounts = merge(problem, tasks, outcomes)
+    timing["merge_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    violation = check_feasible(problem, amounts)
+    if violation > FEASIBILITY_TOL * max(1.0, float(problem.counts.max(initial=1))):
+        raise LaissezOptError(f"the merged allocation violates a constraint by {violation:.3g}: a solver fault")
+    objective, values = objective_of(problem, method, amounts)
+    timing["verify_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    budget = max(REFINE_MIN_SECONDS, REFINE_SHARE * timing["solve_s"])
+    bound, which = _bound(problem, method, jobs, outcomes, k, objective, refine, budget)
+    timing["bound_s"] = time.perf_counter() - t0
+    gap = None if bound is None else relative_gap(objective, max(bound, objective))
+    note = "gap = (bound - objective) / objective, bound from the parts' duals (models/partition.md)"
+    if bound is None:
+        note = "no bound: no part returned duals"
+    elif gap is None:
+        note = "the merged objective is 0, so a relative gap is undefined; the absolute gap is bound - objective"
+    details = {
+        "k": k, "seed": seed, "executor": executor, "method": method,
+        "price_sample": None if -1 not in outcomes else {
+            "agents": int(jobs[0]["agents"].shape[0]), "status": outcomes[-1]["status"],
+            "seconds": outcomes[-1]["seconds"]},
+        "parts": [{"part": q + 1, "agents": int(tasks[q]["agents"].shape[0]), "edges": int(tasks[q]["edges"].shape[0]),
+                   "status": outcomes[q]["status"], "objective": outcomes[q]["objective"],
+                   "seconds": outcomes[q]["seconds"]} for q in range(k)],
+        "failures": failures, "bound_from": which, "gap_note": note,
+        "feasibility": {"check": "vectorised capacity, demand and sign check of the merged amounts",
+                        "max_violation": violation},
+        "capacity_rule": ("floor(k_c / K) per part, the k_c mod K left over to parts (c + j) mod K" if integral
+                          else "k_c / K per part (fractional time shares)"),
+    }
+    return {"amounts": amounts, "values": values, "objective": objective, "bound": bound, "gap": gap,
+            "details": details, "timing": timing, "part_of": part_of}
+
+
+def _bound(problem: Problem, method: str, tasks, outcomes, k: int, target: float,
+           refine: int, seconds: float | None = None) -> tuple[float | None, str | None]:
+    candidates = price_candidates(tasks, outcomes, k)
+    if not candidates:
+        return None, None
+    lam = None
+    if method == "maxmin":
+        lam = np.zeros(problem.n_agents)
+        for task in tasks:
+            out = outcomes[task["part"]]
+            if out.get("lam") is not None:
+                lam[task["agents"]] = out["lam"]
+        total = lam.sum()
+        if not total > 0:
+            return None, None
+        lam /= total
+        # The parts' prices go with lambda summing to 1 in each part: scale them with lambda.
+        candidates = [(name, p / total) for name, p in candidates]
+    best, which, start = math.inf, None, None
+    for name, prices in candidates:
+        value = lagrangian_bound(problem, prices, lam)
+        if value < best:
+            best, which, start = value, name, prices
+    if refine and start is not None:
+        value, _, steps = refine_prices(problem, start, lam, target, iterations=refine, seconds=seconds)
+        if value < best:
+            best, which = value, f"{which} + {steps} subgradient steps"
+    if method == "maxmin":
+        # lambda on one agent and p = 0: t* <= v_i <= the most agent i could get alone.
+        alone = inner_maximum(problem, problem.coef)[participants(problem)]
+        if alone.size and float(alone.min()) < best:
+            best, which = float(alone.min()), "standalone maximum of the worst-placed agent"
+    return best, which
+
+
+def problem_of(instance) -> Problem:
+    """The arrays of a one-round ``instance`` (its cached views)."""
+    if instance.rounds != 1:
+        raise InputError(f"partitioned solving takes one round, the instance has {instance.rounds}",
+                         path="option partitions")
+    if any(a.arrival > 0 for a in instance.agents):
+        raise InputError("partitioned solving takes no arrival rounds", path="option partitions")
+    return Problem(instance.edge_agent, instance.edge_pool, instance.edge_utility[:, 0], instance.counts,
+                   instance.weights, instance.demands)
+
+
+def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", partition_seed: int = 0,
+                      executor: str = "inline", workers: int | None = None, scheduler: str | None = None,
+                      fractional: bool = False, normalizer: str = "equal_share", check: bool = True):
+    """POP-style partitioned ``welfare`` or fractional ``maxmin`` (first level) of ``instance``, as a Result.
+
+    The agents are split uniformly at random (``partition_seed``) into ``K`` parts,
+    each with ``floor`` or ``ceil`` of ``k_c / K`` devices of every pool (adding up to
+    ``k_c``); each part's LP runs on ``executor``; the union of the parts'
+    allocations is feasible for the whole instance (checked vectorised, and by
+    :func:`laissez_opt.analysis.verify.verify` when ``check``).  ``bound`` is the
+    Lagrangian bound ``min_p L(p)`` over the parts' capacity duals (welfare) or
+    ``L(p, lambda)`` with the parts' level duals (max-min), ``models/partition.md``;
+    ``gap = (bound - objective) / objective``.  Status ``feasible``.
+
+    Reference: Narayanan et al., POP, SOSP 2021.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.generate("uniform", 40, 3, seed=2)
+    >>> r = solve_partitioned(inst, "welfare", partitions=2)
+    >>> r.status, r.objective <= lo.solve(inst, "welfare").objective <= r.bound
+    ('feasible', True)
+    """
+    from ..analysis.metrics import basic_metrics
+    from ..analysis.verify import verify
+    from ..exact.maxmin import NORMALIZERS
+    from ..result import Result, allocation_records
+
+    start = time.perf_counter()
+    if method == "maxmin" and not fractional:
+        raise InputError("partitioned maxmin is fractional only: add fractional=True", path="option partitions")
+    if normalizer not in NORMALIZERS:
+        raise InputError(f"unknown normalizer {normalizer!r}; choose one of {', '.join(NORMALIZERS)}",
+                         path="option normalizer")
+    base = problem_of(instance)
+    norm = None
+    if method == "maxmin" and normalizer == "equal_share":
+        norm = equal_share_normalizer(base)
+    problem = base.for_method(method, norm)
+    integral = method == "welfare" and not fractional
+    out = solve_arrays(problem, method, partitions=partitions, seed=partition_seed, executor=executor,
+                       workers=workers, scheduler=scheduler, integral=integral)
+    amounts = out["amounts"]
+    if integral:
+        rounded = np.rint(amounts)
+        if np.max(np.abs(rounded - amounts), initial=0.0) > 1e-6:
+            raise LaissezOptError("a part's welfare LP returned a fractional vertex; solve with fractional=True")
+        amounts = rounded
+    if method == "welfare":
+        objective = float(np.sum(problem.coef * amounts))
+    else:
+        objective = out["objective"]
+    bound = out["bound"]
+    gap = None if bound is None else relative_gap(objective, max(bound, objective))
+    utilities = np.bincount(problem.edge_agent, weights=problem.utility * amounts, minlength=problem.n_agents)
+    details = {"partition": out["details"]}
+    if method == "maxmin":
+        details["partition"]["levels"] = "first level only (max-min); the parts run no further leximin levels"
+        details["normalizer"] = normalizer
+    k = out["details"]["k"]
+    message = (f"POP partition into {k} random parts: a feasible allocation with a proven gap"
+               + ("" if gap is None else f" of {gap:.3g}") + ", not an optimum")
+    result = Result(
+        instance=instance.name, method=method, status="feasible", solver="highs", objective=objective,
+        bound=bound, gap=gap, allocation=allocation_records(instance, amounts[:, None]),
+        utilities=dict(zip((a.id for a in instance.agents), utilities.tolist())), timing=out["timing"],
+        params={"partitions": partitions, "partition_seed": partition_seed, "executor": executor,
+                "fractional": fractional}, route="partitioned", solver_status=f"{k} parts",
+        mode="integral" if integral else "fractional", message=message, details=details, amounts=amounts[:, None],
+    )
+    if check:
+        t0 = time.perf_counter()
+        outcome = verify(instance, result)
+        if not outcome.ok:
+            from ..errors import VerificationError
+
+            raise VerificationError(f"partitioned {method} on {instance.name}: {outcome}")
+        result.verified = True
+        result.timing["library_verify_s"] = time.perf_counter() - t0
+    result.metrics.update(basic_metrics(instance, utilities))
+    result.timing["total_s"] = time.perf_counter() - start
+    return result
