@@ -476,3 +476,19 @@ def test_heuristics_gap_benchmark_smoke(tmp_path):
     assert "## Mean gap per method and objective" in (out / "heuristics_gap.md").read_text()
     assert {p.name for p in (out / "heuristics_gap").iterdir()} >= {"results.csv", "results.md"}
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_gandiva_fair_trades_when_a_speedup_overflows():
+    """A slow utility of 1e-300 makes the buyer's speedup ratio overflow to inf: the trade still has a lot."""
+    from laissez_opt.heuristics.gandiva_fair import _lot
+
+    assert _lot(2.0, float("inf"), 1, 3, 1 << 62, 1 << 62) == (1, 3)
+    inst = lo.Instance(
+        pools=[lo.Pool("fast", count=1), lo.Pool("slow", count=3)],
+        agents=[lo.Agent("A"), lo.Agent("B")],
+        edges=[lo.Edge("A", "fast", 2.0), lo.Edge("A", "slow", 1.0), lo.Edge("B", "fast", 1e9),
+               lo.Edge("B", "slow", 1e-300)],
+        rounds=2,
+    )
+    result = lo.solve(inst, "gandiva_fair")  # verified by lo.solve
+    assert result.status in ("feasible", "optimal") and result.utilities["B"] > 0

@@ -99,12 +99,18 @@ def _lot(low: float, high: float, fast_held: int, slow_held: int, seller_room: i
     """
     mid = (low + high) / 2.0
     for a in range(1, fast_held + 1):
-        bmin = max(1, int(np.floor(a * low + _EPS)) + 1, a - buyer_room)
-        bmax = min(slow_held, int(np.ceil(a * high - _EPS)) - 1, a + seller_room)
+        # A speedup ratio overflows to inf when a slow utility is vanishingly small: no upper limit then.
+        bmin = max(1, _whole(np.floor(a * low + _EPS)) + 1, a - buyer_room)
+        bmax = min(slow_held, _whole(np.ceil(a * high - _EPS)) - 1, a + seller_room)
         if bmin <= bmax:
-            b = int(np.ceil(a * mid - 0.5))
+            b = _whole(np.ceil(a * mid - 0.5))
             return a, min(max(b, bmin), bmax)
     return None
+
+
+def _whole(value: float) -> int:
+    """``int(value)``, with anything beyond :data:`_UNCAPPED` (inf included) held at it."""
+    return int(value) if value < _UNCAPPED else _UNCAPPED
 
 
 def trade_round(hold: list[dict[int, int]], util: list[dict[int, float]], caps: list[int], n_pools: int) -> list[dict]:
