@@ -111,6 +111,8 @@ def time_grid(seeds: int, rounds: int, workers: int) -> dict:
 def _markdown(report: dict) -> str:
     lines = ["# Simulator speed", "", f"Machine: {report['machine']['cpu_count']} CPUs, Python "
              f"{report['machine']['python']}, numba {report['machine']['numba']}.", ""]
+    if report.get("reused"):
+        lines += [f"(Run with `--grid-only`: {report['reused']}.)", ""]
     for key, title in (("thesis", "Thesis size: 20 agents x 40 accelerators"),
                        ("large", "Large: 1,000 agents x 200 pools (2,000 accelerators, 200,000 edges)")):
         block = report[key]
@@ -148,6 +150,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument("--grid-only", action="store_true",
+                        help="measure only the R5 grid; the other sections are kept from the report in --out")
     args = parser.parse_args(argv)
     if args.quick:
         args.thesis_rounds, args.large_rounds, args.seeds = 30, 2, 1
@@ -157,12 +161,20 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     report = {"machine": {"cpu_count": os.cpu_count(), "python": platform.python_version(),
                           "numba": metadata.version("numba"), "laissez_opt": lo.__version__}}
-    print(f"thesis size, 20 x 40, {args.thesis_rounds} rounds")
-    report["thesis"] = {"rounds": args.thesis_rounds,
-                        "rows": time_policies(20, 2, args.thesis_rounds, 0.6, THESIS_POLICIES)}
-    print(f"large, {large[0]} x {large[1]}, {args.large_rounds} rounds")
-    report["large"] = {"rounds": args.large_rounds, "agents": large[0], "pools": large[1],
-                       "rows": time_policies(*large, args.large_rounds, 0.8, LARGE_POLICIES)}
+    earlier = args.out / "simulate_scaling.json"
+    if args.grid_only:
+        if not earlier.exists():
+            parser.error(f"--grid-only keeps the other sections of {earlier.name} in --out, and there is none")
+        previous = json.loads(earlier.read_text(encoding="utf-8"))
+        report["thesis"], report["large"] = previous["thesis"], previous["large"]
+        report["reused"] = "thesis and large sections from an earlier run; the grid measured in this one"
+    else:
+        print(f"thesis size, 20 x 40, {args.thesis_rounds} rounds")
+        report["thesis"] = {"rounds": args.thesis_rounds,
+                            "rows": time_policies(20, 2, args.thesis_rounds, 0.6, THESIS_POLICIES)}
+        print(f"large, {large[0]} x {large[1]}, {args.large_rounds} rounds")
+        report["large"] = {"rounds": args.large_rounds, "agents": large[0], "pools": large[1],
+                           "rows": time_policies(*large, args.large_rounds, 0.8, LARGE_POLICIES)}
     grid_rounds = 30 if args.quick else 300
     print(f"R5 grid: 6 setups x {len(GRID_POLICIES)} policies x {args.seeds} seeds x {grid_rounds} rounds, "
           f"{args.workers} workers")
