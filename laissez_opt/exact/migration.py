@@ -66,6 +66,7 @@ Example
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -168,12 +169,147 @@ def migration_size(instance: Instance, options: dict) -> SizeEstimate:
                            note="time-expanded: x, z, y per edge and round; m, f per job and round")
 
 
-def build_migration(instance: Instance, *, objective: str = "cost", allow_migration: bool = True, **_ignored):
+@dataclass
+class WindowState:
+    """What a window of the rolling-horizon solve inherits: one entry per job of the window instance.
+
+    ``initial_pool``: the pool the job's checkpoint sits on when the window
+    opens (``-1``: never ran); ``required``: the job must complete within the
+    window (its deadline falls inside); ``credit``: money credited per unit of
+    progress of a job that need not complete (its estimated cost to go);
+    ``bonus``: money credited when such a job completes in the window (the
+    whole-round rounding its future runs would waste).  Used only under the
+    ``cost`` objective (:mod:`laissez_opt.exact.migration_rolling`).
+    """
+
+    initial_pool: np.ndarray
+    required: np.ndarray
+    credit: np.ndarray
+    bonus: np.ndarray
+
+
+def _cheapest_completion(gains: np.ndarray, prices: np.ndarray, theta: float, *, cap: int = 20000) -> float:
+    """Least money to reach progress ``theta`` running at most one option per round; ``inf`` if unreachable.
+
+    ``gains[r, c]`` is the progress of option ``c`` in round ``r`` (``<= 0``:
+    unusable), ``prices[c]`` its money.  A Pareto dynamic programme over
+    ``(progress, money)`` labels (progress reaching ``theta`` closes a label);
+    exact.  Should the front exceed ``cap`` labels it returns the ratio bound
+    ``theta min prices[c] / gains[r, c]``, still a lower bound.
+
+    >>> _cheapest_completion(np.array([[1.0, 0.4]] * 3), np.array([1.0, 0.3]), 1.2)
+    0.9
+    """
+    if theta <= 0:
+        return 0.0
+    usable = gains > 0
+    if not usable.any():
+        return math.inf
+    ratio = float(np.min(np.where(usable, prices[None, :] / np.where(usable, gains, 1.0), np.inf)))
+    progress, money, best = np.zeros(1), np.zeros(1), math.inf
+    for r in range(gains.shape[0]):
+        cols = np.flatnonzero(usable[r])
+        if cols.size == 0:
+            continue
+        progress = np.concatenate([progress] + [progress + gains[r, c] for c in cols])
+        money = np.concatenate([money] + [money + prices[c] for c in cols])
+        done = progress >= theta
+        if done.any():
+            best = min(best, float(money[done].min()))
+        keep = (~done) & (money < best)
+        progress, money = progress[keep], money[keep]
+        if progress.size == 0:
+            break
+        order = np.lexsort((money, -progress))
+        progress, money = progress[order], money[order]
+        front = np.ones(progress.size, dtype=bool)
+        front[1:] = money[1:] < np.minimum.accumulate(money)[:-1]
+        progress, money = progress[front], money[front]
+        if progress.size > cap:
+            return theta * ratio
+    return best
+
+
+def job_floors(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """Per job, alone on the cluster: the earliest completion round and the least money to complete.
+
+    Capacity is ignored (the other jobs absent) and migration losses are
+    dropped (``mu_i >= 0`` only lowers progress), so both relax job ``i``'s part
+    of any feasible schedule: ``t_i >= earliest_i`` and ``money_i >= cheapest_i``.
+    ``earliest_i`` is the first round ``r >= a_i`` with
+    ``sum_{a_i <= r' <= r} max_c u_{i,c,r'} s_i >= theta_i`` (``R``: never by
+    ``D_i``); ``cheapest_i`` the least ``sum b_c h s_i`` over at most one fitting
+    pool per round of ``a_i .. D_i`` reaching ``theta_i``
+    (:func:`_cheapest_completion`; ``inf``: unreachable).  Reference: a
+    Lagrangian relaxation of the capacity rows at multipliers 0
+    (Fisher 1981, Management Science 27(1)).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g", base_price=2.0)], [lo.Agent("A", work=1.5)], [lo.Edge("A", "g", 1.0)], rounds=3)
+    >>> [v.tolist() for v in job_floors(inst)]
+    [[1], [4.0]]
+    """
+    n, R = instance.n_agents, instance.rounds
+    sizes, work, last = job_sizes(instance), job_work(instance), instance.last_rounds
+    counts, money_rate = instance.counts, instance.base_prices * instance.round_hours
+    earliest = np.full(n, R, dtype=np.int64)
+    cheapest = np.full(n, math.inf)
+    by_agent: list[list[int]] = [[] for _ in range(n)]
+    for e, i in enumerate(instance.edge_agent.tolist()):
+        by_agent[i].append(e)
+    for i, agent in enumerate(instance.agents):
+        if i % 256 == 0:
+            check_deadline(f"while bounding job {i} of {n} alone")
+        theta = float(completion_threshold(work[i]))
+        if theta <= 0:
+            earliest[i], cheapest[i] = agent.arrival, 0.0
+            continue
+        edges = [e for e in by_agent[i] if 0 < sizes[i] <= counts[instance.edge_pool[e]]]
+        lo_r, hi_r = agent.arrival, int(last[i]) + 1
+        if not edges or hi_r <= lo_r:
+            continue
+        gains = (instance.edge_utility[edges, lo_r:hi_r] * sizes[i]).T
+        best = np.max(np.maximum(gains, 0.0), axis=1).cumsum()
+        hit = np.flatnonzero(best >= theta)
+        if hit.size:
+            earliest[i] = lo_r + int(hit[0])
+            cheapest[i] = _cheapest_completion(gains, money_rate[instance.edge_pool[edges]] * sizes[i], theta)
+    return earliest, cheapest
+
+
+def floor_bound(instance: Instance, objective: str) -> float:
+    """A bound on the optimum from :func:`job_floors`: each job alone, capacity and migration losses relaxed.
+
+    ``cost``: ``sum_i cheapest_i`` (lower); ``completion``:
+    ``sum_i w_i (earliest_i + 1)`` (lower); ``work``: ``sum_i w_i W_i`` over the
+    jobs with ``earliest_i <= D_i`` (upper).  ``inf`` when a job that must
+    complete cannot.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g", base_price=2.0)], [lo.Agent("A", work=1.5)], [lo.Edge("A", "g", 1.0)], rounds=3)
+    >>> floor_bound(inst, "cost"), floor_bound(inst, "completion"), floor_bound(inst, "work")
+    (4.0, 2.0, 1.5)
+    """
+    earliest, cheapest = job_floors(instance)
+    if objective == "cost":
+        return float(cheapest.sum())
+    reach = earliest <= instance.last_rounds
+    if objective == "completion":
+        return float(np.dot(instance.weights, earliest + 1.0)) if reach.all() else math.inf
+    return float(np.dot(instance.weights[reach], job_work(instance)[reach]))
+
+
+def build_migration(instance: Instance, *, objective: str = "cost", allow_migration: bool = True,
+                    state: WindowState | None = None, **_ignored):
     """Declare the time-expanded model; returns ``(model, allocation columns)``.
 
-    Blocks: variables ``x z y m f``; constraints ``capacity demand gang one_pool
+    Blocks: variables ``x z y m f q``; constraints ``capacity demand gang one_pool
     state_run state_keep state_move state_one mig_lower mig_run mig_started
-    mig_same complete monotone stop`` (see ``models/migration.md``).
+    mig_same complete monotone stop floor resume credit`` (see ``models/migration.md``).
+    ``floor`` (per job under ``cost``: its money ``>= cheapest_i``) and the
+    bounds ``f_{i,r} = 0`` for ``r < earliest_i`` come from :func:`job_floors`;
+    ``q``, ``resume`` and ``credit`` are empty unless ``state`` (a
+    rolling-horizon window, :class:`WindowState`) is given.
     """
     objective = _check_objective(objective)
     n, R, E = instance.n_agents, instance.rounds, instance.n_edges
@@ -182,6 +318,12 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
     mu = np.array([a.migration_cost for a in instance.agents], dtype=np.float64)
     rr = np.arange(R)
+    earliest, cheapest = job_floors(instance)
+    if state is not None and objective != "cost":
+        raise InputError("a rolling-horizon window is defined for the cost objective only", path="option strategy")
+    required = np.ones(n, dtype=bool) if state is None else np.asarray(state.required, dtype=bool)
+    initial = np.full(n, -1, dtype=np.int64) if state is None else np.asarray(state.initial_pool, dtype=np.int64)
+    started = initial >= 0
     model = LinearModel("migration", sense="max" if objective == "work" else "min")
     columns = add_allocation(model, instance, integral=True)
     x = columns.block
@@ -193,14 +335,21 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
     y = model.add_variables("y", E * R, upper=1.0, integer=True,
                             description="1 if job i's checkpoint is on pool c after round r (the pool it last ran on)")
     m_upper = np.ones(n * R) if allow_migration else np.zeros(n * R)
-    m_upper[rr.size * np.arange(n)] = 0.0  # no migration in round 0
+    m_upper[rr.size * np.arange(n)] = 0.0  # no migration in round 0 (unless the job resumes from a checkpoint)
+    if allow_migration:
+        m_upper[rr.size * np.flatnonzero(started)] = 1.0
     m = model.add_variables("m", n * R, upper=m_upper, integer=True, description="1 if job i migrates in round r")
-    f_upper = (np.tile(rr, n) >= np.repeat(arrival, R)).astype(float)
+    # f is 0 before the job could complete even alone on the cluster (earliest_i): a valid fixing.
+    f_upper = (np.tile(rr, n) >= np.repeat(np.maximum(arrival, earliest), R)).astype(float)
     f_lower = np.zeros(n * R)
     if objective != "work":
-        f_lower[np.arange(n) * R + last] = 1.0  # every job completes by its deadline
+        f_lower[(np.arange(n) * R + last)[required]] = 1.0  # every job completes by its deadline
     f = model.add_variables("f", n * R, lower=f_lower, upper=f_upper, integer=True,
                             description="1 if job i has completed by the end of round r")
+    # Credited progress of the window's jobs that need not complete (empty outside a rolling window).
+    credited = np.flatnonzero(~required) if state is not None else np.zeros(0, dtype=np.int64)
+    q = model.add_variables("q", credited.size, upper=completion_threshold(work[credited]),
+                            description="progress credited to a job that may carry its work past the window")
 
     def zc(e, r):
         return z.start + e * R + r
@@ -246,6 +395,30 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
         cols=np.concatenate([yc(e_of, r_of), yc(e_of[prev], r_of[prev] - 1), zc(e_of, r_of)]),
         coefs=np.concatenate([ones(E * R), -ones(int(prev.sum())), -ones(E * R)]),
         upper=0.0, n_rows=E * R, description="y[i,c,r] <= y[i,c,r-1] + z[i,c,r]",
+    )
+    # A job resuming from a checkpoint on pool c0 (a rolling window): y[i,c0,-1] = 1.
+    home = np.flatnonzero(started[ea] & (ep == initial[ea]))  # the edge of each started job's checkpoint pool
+    model.constraints["state_move"].upper[home * R] = 1.0
+    away = np.flatnonzero(started[ea] & (ep != initial[ea]))
+    k_away, k_home = away.size, home.size
+    # The third family also needs every z[i,c,0] of the job: one coefficient per edge of a started job.
+    mine0 = np.flatnonzero(started[ea])
+    slot = np.full(n, -1, dtype=np.int64)
+    slot[ea[home]] = np.arange(k_home)
+    model.add_constraints(
+        "resume",
+        rows=np.concatenate([np.arange(k_away), np.arange(k_away), k_away + np.arange(k_home),
+                             k_away + np.arange(k_home), k_away + k_home + np.arange(k_home),
+                             k_away + k_home + slot[ea[mine0]]]),
+        cols=np.concatenate([m.start + ea[away] * R, zc(away, 0), m.start + ea[home] * R, zc(home, 0),
+                             yc(home, 0), zc(mine0, 0)]),
+        coefs=np.concatenate([ones(k_away), -ones(k_away), ones(k_home), ones(k_home), ones(k_home),
+                              ones(mine0.size)]),
+        lower=np.concatenate([np.zeros(k_away), np.full(k_home, -np.inf), np.ones(k_home)]),
+        upper=np.concatenate([np.full(k_away, np.inf), np.ones(k_home), np.full(k_home, np.inf)]),
+        n_rows=k_away + 2 * k_home,
+        description="checkpoint on c0 when the window opens: m[i,0] >= z[i,c,0] (c != c0); "
+                    "m[i,0] + z[i,c0,0] <= 1; y[i,c0,0] + sum_c z[i,c,0] >= 1",
     )
     model.add_constraints("state_one", rows=agent_round, cols=yc(e_of, r_of), coefs=ones(E * R), upper=1.0,
                           n_rows=n * R, description="sum_c y[i,c,r] <= 1")
@@ -301,6 +474,37 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
                           cols=np.concatenate([zc(le, lr), ac(f, ai, ar - 1)]),
                           coefs=ones(lrow.size + arow.size), upper=1.0, n_rows=n * K,
                           description="sum_c z[i,c,r] + f[i,r-1] <= 1: no run after completion  (r >= 1)")
+    # floor: each job pays at least what it would alone (cost; rows of jobs that need not complete are free).
+    # The row is stored divided by h (and scaled to integers when a power of ten makes b_c s_i integral, the
+    # right-hand side then rounded up: the left side is integral), so an integer route (CP-SAT) keeps it exact.
+    floored = np.flatnonzero(required & np.isfinite(cheapest) & (cheapest > 0)) if objective == "cost" else np.zeros(0, dtype=np.int64)
+    on_floor = np.flatnonzero(np.isin(er_agent, floored))
+    rate = instance.base_prices[np.repeat(ep, R)][on_floor] * sizes[er_agent[on_floor]]
+    level = cheapest[floored] / instance.round_hours
+    scale = _row_scale(rate) if rate.size else 1.0
+    if scale is None:
+        floor_lower = level - 1e-9 * np.maximum(1.0, np.abs(level))
+    else:
+        rate = np.round(rate * scale)
+        floor_lower = np.ceil(level * scale - 1e-9 * np.maximum(1.0, np.abs(level * scale)))
+    slot_f = np.full(n, -1, dtype=np.int64)
+    slot_f[floored] = np.arange(floored.size)
+    model.add_constraints("floor", rows=slot_f[er_agent[on_floor]], cols=z.start + on_floor, coefs=rate,
+                          lower=floor_lower, n_rows=floored.size,
+                          description="sum_{c,r} b_c h s_i z[i,c,r] >= cheapest_i (cost objective; stored divided by h)")
+    # credit: q_i <= the window's progress of job i (unscaled row).
+    cj = np.full(n, -1, dtype=np.int64)
+    cj[credited] = np.arange(credited.size)
+    on_z = np.flatnonzero(cj[er_agent] >= 0)
+    on_m = np.flatnonzero(np.repeat(cj, R) >= 0)
+    model.add_constraints(
+        "credit",
+        rows=np.concatenate([np.arange(credited.size), cj[er_agent[on_z]], np.repeat(cj, R)[on_m]]),
+        cols=np.concatenate([q.start + np.arange(credited.size), z.start + on_z, m.start + on_m]),
+        coefs=np.concatenate([ones(credited.size), -progress[on_z], np.repeat(mu, R)[on_m]]),
+        upper=0.0, n_rows=credited.size,
+        description="q_i <= sum_{c,r} u[i,c,r] s_i z[i,c,r] - mu_i sum_r m[i,r]  (rolling window)",
+    )
     weights = instance.weights
     if objective == "work":
         coefs = np.zeros(n * R)
@@ -310,6 +514,11 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
         model.set_objective(f, -np.repeat(weights, R), offset=float(weights.sum() * (R + 1)))
     else:
         model.set_objective(x, instance.base_prices[np.repeat(ep, R)] * instance.round_hours)
+        if state is not None:
+            model.set_objective(q, -np.asarray(state.credit, dtype=float)[credited])
+            bonus = np.zeros(n * R)
+            bonus[(np.arange(n) * R + last)[credited]] = -np.asarray(state.bonus, dtype=float)[credited]
+            model.set_objective(f, bonus)
     return model, columns
 
 
