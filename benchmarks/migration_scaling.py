@@ -66,6 +66,36 @@ def jobs_instance(n: int, rounds: int, seed: int = 0) -> Instance:
     return Instance(pools, agents, edges, rounds=rounds, round_hours=5 / 60, name=f"jobs-{n}x{rounds}")
 
 
+#: Shares of the devices per type in :func:`cluster_instance`.
+CLUSTER_SHARES = {"A10": 0.3, "L4": 0.3, "Trainium": 0.25, "H100": 0.15}
+
+
+def cluster_instance(n: int, rounds: int, devices: int, seed: int = 0) -> Instance:
+    """A cluster of ``devices`` devices over the four types (shares :data:`CLUSTER_SHARES`) and ``n`` jobs.
+
+    Job ``j`` arrives uniformly in the first three quarters of the horizon, has
+    work 1 and needs ``L_j`` rounds on an A10 (``L_j`` uniform on ``1 .. 5``);
+    speeds as in :func:`jobs_instance` (type ratio times a job factor 0.7 .. 1.3,
+    30 % cannot use Trainium); a quarter of the jobs have the deadline
+    ``min(R - 1, a_j + 4 L_j)``.  Migration costs 2 % of the job.
+    """
+    rng = np.random.default_rng(seed)
+    pools = [Pool(name, count=max(1, round(CLUSTER_SHARES[name] * devices)), base_price=price) for name, price, _, _ in TYPES]
+    agents, edges = [], []
+    for j in range(n):
+        length = int(rng.integers(1, 6))
+        arrival = int(rng.integers(0, max(1, (3 * rounds) // 4)))
+        deadline = min(rounds - 1, arrival + 4 * length) if rng.random() < 0.25 else None
+        agents.append(Agent(f"j{j}", work=1.0, demand=1, arrival=arrival, deadline=deadline, migration_cost=0.02))
+        no_trainium = rng.random() < 0.3
+        for name, _, speed, _ in TYPES:
+            factor = float(rng.uniform(0.7, 1.3)) if name != "A10" else 1.0
+            if name == "Trainium" and no_trainium:
+                continue
+            edges.append(Edge(f"j{j}", name, round(speed * factor / length, 6)))
+    return Instance(pools, agents, edges, rounds=rounds, round_hours=5 / 60, name=f"cluster-{n}x{rounds}x{devices}")
+
+
 def run_point(n: int, rounds: int, time_limit: float) -> dict:
     inst = jobs_instance(n, rounds)
     model, _ = build_migration(inst, objective="cost")

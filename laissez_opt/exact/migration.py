@@ -66,6 +66,7 @@ Example
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -152,11 +153,42 @@ def _completion_rows(progress: np.ndarray, mu: float, work: float) -> tuple[np.n
     return np.round(progress * scale), round(mu * scale), float(need)
 
 
+#: ``strategy="auto"`` solves the whole horizon at once up to this many edge-rounds (``E R``), else rolls.
+AUTO_EDGE_ROUNDS = 4000
+STRATEGIES = ("auto", "monolithic", "rolling")
+
 #: Options shared by ``migration`` and ``migration_free``.
 MIGRATION_OPTIONS = solver_options(fractional=False) + (
     Option("objective", "choice", "cost", "cost: min money with every job done by its deadline; work: max weighted "
            "completed work; completion: min weighted completion time", choices=OBJECTIVES),
+    Option("strategy", "choice", "auto", "monolithic: one model over the whole horizon; rolling: windows of "
+           "`window` rounds overlapping by `overlap` (cost objective only; a heuristic with a certified bound); "
+           f"auto: monolithic up to {AUTO_EDGE_ROUNDS} edge-rounds or for work/completion, else rolling",
+           choices=STRATEGIES),
+    Option("window", "int", 8, "rounds per rolling window", minimum=1, maximum=10**6),
+    Option("overlap", "int", 4, "rounds each rolling window shares with the next (less than window)", minimum=0,
+           maximum=10**6),
+    Option("starts", "bool", True, "run fcfs_static and myopic first and keep the best as the incumbent "
+           "(monolithic)"),
 )
+
+
+def pick_strategy(instance: Instance, objective: str, strategy: str) -> str:
+    """``monolithic`` or ``rolling`` for ``strategy``; ``auto`` rolls ``cost`` above :data:`AUTO_EDGE_ROUNDS`.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g")], [lo.Agent("A")], [lo.Edge("A", "g", 1.0)], rounds=2)
+    >>> pick_strategy(inst, "cost", "auto"), pick_strategy(inst, "cost", "rolling")
+    ('monolithic', 'rolling')
+    """
+    if strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}", path="option strategy")
+    if strategy == "rolling" and objective != "cost":
+        raise InputError(f"strategy rolling supports objective cost only, got {objective!r}", path="option strategy")
+    if strategy != "auto":
+        return strategy
+    big = instance.n_edges * instance.rounds > AUTO_EDGE_ROUNDS
+    return "rolling" if big and objective == "cost" else "monolithic"
 
 
 def migration_size(instance: Instance, options: dict) -> SizeEstimate:
@@ -188,46 +220,143 @@ class WindowState:
     bonus: np.ndarray
 
 
-def _cheapest_completion(gains: np.ndarray, prices: np.ndarray, theta: float, *, cap: int = 20000) -> float:
+def _cheapest_completion(gains: np.ndarray, prices: np.ndarray, theta: float, *, cap: int = 20000,
+                         picks: bool = False):
     """Least money to reach progress ``theta`` running at most one option per round; ``inf`` if unreachable.
 
     ``gains[r, c]`` is the progress of option ``c`` in round ``r`` (``<= 0``:
-    unusable), ``prices[c]`` its money.  A Pareto dynamic programme over
-    ``(progress, money)`` labels (progress reaching ``theta`` closes a label);
-    exact.  Should the front exceed ``cap`` labels it returns the ratio bound
-    ``theta min prices[c] / gains[r, c]``, still a lower bound.
+    unusable), ``prices[c]`` (or ``prices[r, c]``) its money.  A Pareto dynamic
+    programme over ``(progress, money)`` labels (a label reaching ``theta``
+    closes); exact.  Should the front exceed ``cap`` labels it returns the
+    ratio bound ``theta min prices / gains``, still a lower bound (and no
+    picks).  ``picks=True`` returns ``(money, option per round or -1)``.
 
-    >>> _cheapest_completion(np.array([[1.0, 0.4]] * 3), np.array([1.0, 0.3]), 1.2)
+    >>> round(_cheapest_completion(np.array([[1.0, 0.4]] * 3), np.array([1.0, 0.3]), 1.2), 9)
     0.9
     """
+    R_i = gains.shape[0]
+    prices = np.broadcast_to(prices, gains.shape)
+    none = np.full(R_i, -1, dtype=np.int64)
     if theta <= 0:
-        return 0.0
+        return (0.0, none) if picks else 0.0
     usable = gains > 0
     if not usable.any():
-        return math.inf
-    ratio = float(np.min(np.where(usable, prices[None, :] / np.where(usable, gains, 1.0), np.inf)))
-    progress, money, best = np.zeros(1), np.zeros(1), math.inf
-    for r in range(gains.shape[0]):
+        return (math.inf, none) if picks else math.inf
+    progress, money, node = np.zeros(1), np.zeros(1), np.zeros(1, dtype=np.int64)
+    parents, rounds_, options = [np.array([-1])], [np.array([-1])], [np.array([-1])]
+    size, best, best_node = 1, math.inf, -1
+    for r in range(R_i):
         cols = np.flatnonzero(usable[r])
         if cols.size == 0:
             continue
+        k = progress.size
+        ids = size + np.arange(k * cols.size)
+        parents.append(np.tile(node, cols.size))
+        rounds_.append(np.full(k * cols.size, r))
+        options.append(np.repeat(cols, k))
+        size += k * cols.size
         progress = np.concatenate([progress] + [progress + gains[r, c] for c in cols])
-        money = np.concatenate([money] + [money + prices[c] for c in cols])
+        money = np.concatenate([money] + [money + prices[r, c] for c in cols])
+        node = np.concatenate([node, ids])
         done = progress >= theta
         if done.any():
-            best = min(best, float(money[done].min()))
+            j = int(np.argmin(np.where(done, money, np.inf)))
+            if money[j] < best:
+                best, best_node = float(money[j]), int(node[j])
         keep = (~done) & (money < best)
-        progress, money = progress[keep], money[keep]
+        progress, money, node = progress[keep], money[keep], node[keep]
         if progress.size == 0:
             break
         order = np.lexsort((money, -progress))
-        progress, money = progress[order], money[order]
+        progress, money, node = progress[order], money[order], node[order]
         front = np.ones(progress.size, dtype=bool)
         front[1:] = money[1:] < np.minimum.accumulate(money)[:-1]
-        progress, money = progress[front], money[front]
+        progress, money, node = progress[front], money[front], node[front]
         if progress.size > cap:
-            return theta * ratio
-    return best
+            ratio = float(np.min(np.where(usable, prices / np.where(usable, gains, 1.0), np.inf)))
+            return (theta * ratio, None) if picks else theta * ratio
+    if not picks:
+        return best
+    chosen = none.copy()
+    if best_node >= 0:
+        parent, round_of, option = (np.concatenate(a) for a in (parents, rounds_, options))
+        at = best_node
+        while at > 0:
+            chosen[round_of[at]] = option[at]
+            at = parent[at]
+    return best, chosen
+
+
+def lagrangian_bound(instance: Instance, *, upper: float | None = None, iterations: int = 30,
+                     seconds: float | None = None) -> tuple[float, np.ndarray]:
+    """A lower bound on the ``cost`` optimum: the capacity rows relaxed with multipliers ``lambda_{c,r} >= 0``.
+
+    ``L(lambda) = sum_i min_{S_i} sum_{(c,r) in S_i} (b_c h + lambda_{c,r}) s_i - sum_{c,r} lambda_{c,r} k_c``,
+    where ``S_i`` ranges over job ``i``'s schedules alone (one fitting pool
+    per round of ``a_i .. D_i``, reaching ``theta_i`` with migration losses
+    dropped, a relaxation since ``mu_i >= 0``), solved exactly by
+    :func:`_cheapest_completion`.  Every ``L(lambda)`` is a valid bound (weak
+    duality); ``lambda`` is improved by projected subgradient steps
+    ``lambda <- max(0, lambda + alpha (U - L) g / |g|^2)``, ``g`` the capacity
+    excess of the jobs' choices and ``U`` an upper bound (``upper``, else
+    ``1.05 L``), ``alpha`` halved after three steps without improvement.
+    Stops after ``iterations`` or ``seconds``.  Returns the best bound and its
+    multipliers (pools x rounds).  ``lambda = 0`` is :func:`floor_bound`.
+    Reference: Held & Karp (1971); Fisher (1981), Management Science 27(1).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("cheap", base_price=1.0), lo.Pool("dear", base_price=3.0)],
+    ...     [lo.Agent("A"), lo.Agent("B")], [lo.Edge(j, p, 1.0) for j in "AB" for p in ("cheap", "dear")], rounds=1)
+    >>> round(lagrangian_bound(inst, upper=4.0)[0], 6)  # both want the one cheap device: 1 + 3
+    4.0
+    """
+    started = time.perf_counter()
+    n, R, P = instance.n_agents, instance.rounds, instance.n_pools
+    sizes, work, last = job_sizes(instance), job_work(instance), instance.last_rounds
+    counts = instance.counts.astype(float)
+    money_rate = instance.base_prices * instance.round_hours
+    jobs = []
+    by_agent: list[list[int]] = [[] for _ in range(n)]
+    for e, i in enumerate(instance.edge_agent.tolist()):
+        by_agent[i].append(e)
+    for i, agent in enumerate(instance.agents):
+        edges = [e for e in by_agent[i] if 0 < sizes[i] <= counts[instance.edge_pool[e]]]
+        lo_r, hi_r = agent.arrival, int(last[i]) + 1
+        theta = float(completion_threshold(work[i]))
+        if not edges or hi_r <= lo_r:
+            if theta > 0:
+                return math.inf, np.zeros((P, R))
+            continue
+        pools = instance.edge_pool[edges]
+        jobs.append((i, pools, lo_r, hi_r, (instance.edge_utility[edges, lo_r:hi_r] * sizes[i]).T, theta))
+    lam = np.zeros((P, R))
+    best, best_lam, alpha, stale = -math.inf, lam.copy(), 1.0, 0
+    for _ in range(max(1, iterations)):
+        check_deadline("while computing the Lagrangian bound")
+        total, usage = -float(np.sum(lam * counts[:, None])), np.zeros((P, R))
+        for i, pools, lo_r, hi_r, gains, theta in jobs:
+            prices = (money_rate[pools][None, :] + lam[pools, lo_r:hi_r].T) * sizes[i]
+            value, chosen = _cheapest_completion(gains, prices, theta, picks=True)
+            if not math.isfinite(value):
+                return math.inf, lam
+            total += value
+            if chosen is not None:
+                rr_ = np.flatnonzero(chosen >= 0)
+                np.add.at(usage, (pools[chosen[rr_]], lo_r + rr_), sizes[i])
+        if not math.isfinite(best) or total > best + 1e-12 * max(1.0, abs(best)):
+            best, best_lam, stale = total, lam.copy(), 0
+        else:
+            stale += 1
+            if stale >= 3:
+                alpha, stale = alpha / 2, 0
+        g = usage - counts[:, None]
+        g = np.where((lam <= 0) & (g < 0), 0.0, g)
+        norm = float(np.sum(g * g))
+        if norm == 0 or alpha < 1e-4 or (seconds is not None and time.perf_counter() - started > seconds):
+            break
+        target = upper if upper is not None and upper > total else 1.05 * max(total, 1e-12)
+        lam = np.maximum(0.0, lam + alpha * (target - total) / norm * g)
+    return best, best_lam
 
 
 def job_floors(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
@@ -300,7 +429,7 @@ def floor_bound(instance: Instance, objective: str) -> float:
 
 
 def build_migration(instance: Instance, *, objective: str = "cost", allow_migration: bool = True,
-                    state: WindowState | None = None, **_ignored):
+                    state: WindowState | None = None, tight: bool = True, **_ignored):
     """Declare the time-expanded model; returns ``(model, allocation columns)``.
 
     Blocks: variables ``x z y m f q``; constraints ``capacity demand gang one_pool
@@ -309,7 +438,9 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
     ``floor`` (per job under ``cost``: its money ``>= cheapest_i``) and the
     bounds ``f_{i,r} = 0`` for ``r < earliest_i`` come from :func:`job_floors`;
     ``q``, ``resume`` and ``credit`` are empty unless ``state`` (a
-    rolling-horizon window, :class:`WindowState`) is given.
+    rolling-horizon window, :class:`WindowState`) is given.  ``tight=False``
+    leaves out ``floor`` and the fixing (the formulation before them, kept to
+    measure what they buy).
     """
     objective = _check_objective(objective)
     n, R, E = instance.n_agents, instance.rounds, instance.n_edges
@@ -318,7 +449,10 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
     mu = np.array([a.migration_cost for a in instance.agents], dtype=np.float64)
     rr = np.arange(R)
-    earliest, cheapest = job_floors(instance)
+    if tight:
+        earliest, cheapest = job_floors(instance)
+    else:
+        earliest, cheapest = np.zeros(n, dtype=np.int64), np.full(n, np.inf)
     if state is not None and objective != "cost":
         raise InputError("a rolling-horizon window is defined for the cost objective only", path="option strategy")
     required = np.ones(n, dtype=bool) if state is None else np.asarray(state.required, dtype=bool)
@@ -554,6 +688,74 @@ def replay(instance: Instance, chosen: np.ndarray, *, tol: float = COMPLETION_TO
     return kept, stats
 
 
+def schedule_columns(model: LinearModel, instance: Instance, kept: np.ndarray, stats: list[dict]) -> np.ndarray | None:
+    """The column vector of a replayed schedule in the model :func:`build_migration` declared; None if it violates a row.
+
+    ``z_{i,c,r} = 1`` where the job runs, ``x = s_i z``, ``y`` the pool it last
+    ran on, ``m`` its migration rounds, ``f_{i,r} = 1`` from its completion round
+    on.  The vector is checked against every bound and row of ``model`` (within
+    ``1e-6``) before it is returned, so a start that the model would reject
+    (a baseline moving a job under ``migration_free``, a job ending with negative
+    progress under ``work``) is refused rather than passed on.
+    """
+    E, R, n = instance.n_edges, instance.rounds, instance.n_agents
+    values = np.zeros(model.n_cols)
+    sizes = job_sizes(instance)
+    runs = np.zeros((E, R))
+    state = np.zeros((E, R))
+    moves, done = np.zeros((n, R)), np.zeros((n, R))
+    for i in range(n):
+        home = -1
+        for r in range(R):
+            e = int(kept[i, r])
+            if e >= 0:
+                runs[e, r] = 1.0
+                home = e
+            if home >= 0:
+                state[home, r] = 1.0
+        for r in stats[i]["migration_rounds"]:
+            moves[i, r] = 1.0
+        t = stats[i]["completion_round"]
+        if t is not None:
+            done[i, t:] = 1.0
+    values[model.variables["z"].slice] = runs.reshape(-1)
+    values[model.variables["x"].slice] = (runs * sizes[instance.edge_agent][:, None]).reshape(-1)
+    values[model.variables["y"].slice] = state.reshape(-1)
+    values[model.variables["m"].slice] = moves.reshape(-1)
+    values[model.variables["f"].slice] = done.reshape(-1)
+    return values if model.max_violation(values) <= 1e-6 else None
+
+
+def baseline_starts(instance: Instance, objective: str, model: LinearModel) -> list[tuple[str, float, np.ndarray]]:
+    """Feasible starts from the ``fcfs_static`` and ``myopic`` baselines: ``(name, objective, columns)``, best first.
+
+    Each baseline's schedule is replayed (:func:`replay`), scored with
+    :func:`objective_value` and converted by :func:`schedule_columns`, which
+    checks it against the model; baselines that leave a required job unfinished,
+    or whose schedule the model rejects, are left out.
+    """
+    from ..heuristics.fcfs_static import solve_fcfs_static
+    from ..heuristics.myopic import solve_myopic
+
+    out = []
+    for name, run in (("fcfs_static", solve_fcfs_static), ("myopic", solve_myopic)):
+        result = run(instance, objective=objective)
+        if result.status == "infeasible" or result.amounts is None:
+            continue
+        chosen = np.full((instance.n_agents, instance.rounds), -1, dtype=np.int64)
+        edges, rounds = np.nonzero(result.amounts > 0)
+        chosen[instance.edge_agent[edges], rounds] = edges
+        kept, stats = replay(instance, chosen)
+        value = objective_value(instance, stats, objective)
+        if value is None:
+            continue
+        columns = schedule_columns(model, instance, kept, stats)
+        if columns is not None:
+            out.append((name, value, columns))
+    out.sort(key=lambda item: -item[1] if objective == "work" else item[1])
+    return out
+
+
 def objective_value(instance: Instance, stats: list[dict], objective: str) -> float | None:
     """The objective of replayed ``stats``; None when ``completion``/``cost`` leave a job unfinished."""
     last = instance.last_rounds
@@ -633,18 +835,39 @@ def solve_migration(
     verbose: bool = False,
     backend: str | None = None,
     method: str = "migration",
+    strategy: str = "auto",
+    window: int = 8,
+    overlap: int = 4,
+    starts: bool = True,
 ) -> Result:
-    """Solve the migration-aware schedule exactly; see the module docstring.
+    """Solve the migration-aware schedule; see the module docstring.
 
-    ``details`` holds per job the pool of each round (``schedule``), its
-    migrations, completion round and money paid; ``payments`` the money.
+    ``strategy`` (:func:`pick_strategy`): ``monolithic`` solves the whole
+    horizon (tightened by :func:`job_floors`, the best baseline schedule as the
+    incumbent when ``starts``; the bound is the better of the solver's and
+    :func:`floor_bound`); ``rolling`` hands over to
+    :func:`laissez_opt.exact.migration_rolling.solve_rolling` (``window``,
+    ``overlap``).  ``details`` holds per job the pool of each round
+    (``schedule``), its migrations, completion round and money paid;
+    ``payments`` the money.
     """
     objective = _check_objective(objective)
-    params = {"time_limit": time_limit, "via": via, "allow_migration": allow_migration, "objective": objective}
+    if not (isinstance(overlap, int) and isinstance(window, int) and 0 <= overlap < window):
+        raise InputError(f"overlap must be less than window, got overlap {overlap!r} and window {window!r}",
+                         path="option overlap")
+    chosen_strategy = pick_strategy(instance, objective, strategy)
+    params = {"time_limit": time_limit, "via": via, "allow_migration": allow_migration, "objective": objective,
+              "strategy": chosen_strategy}
     reasons = obstacles(instance, objective)
     if reasons:
         return Result(instance=instance.name, method=method, status="infeasible", solver=solver, route="pre-check",
                       message="; ".join(reasons), params=params)
+    if chosen_strategy == "rolling":
+        from .migration_rolling import solve_rolling
+
+        params.update(window=window, overlap=overlap)
+        return solve_rolling(instance, window=window, overlap=overlap, time_limit=time_limit, threads=threads,
+                             mip_gap=mip_gap, allow_migration=allow_migration, method=method, params=params)
     try:
         model, columns = build_migration(instance, objective=objective, allow_migration=allow_migration)
     except TimeLimitReached as stop:
@@ -663,6 +886,9 @@ def solve_migration(
     # Under the work objective nothing is required to finish, so the empty schedule (every column 0)
     # is feasible: the incumbent should the time limit stop the solver before it finds one.
     start = np.zeros(model.n_cols) if objective == "work" else None
+    found = baseline_starts(instance, objective, model) if starts else []
+    if found:
+        start = found[0][2]
     solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads, mip_gap=mip_gap,
                            verbose=verbose, backend=backend, start=start)
     common = dict(solver=solution.solver, route=solution.route, solver_status=solution.solver_status,
@@ -693,10 +919,18 @@ def solve_migration(
         message = (message + "; " if message else "") + (
             f"the solver's optimum {solution.objective!r} replays to {value!r} (a completion met only within "
             "the solver's feasibility tolerance); not proven optimal")
+    bound = solution.bound
+    floor = floor_bound(instance, objective)
+    if bound is None or (floor < bound if objective == "work" else floor > bound):
+        bound = floor
+    gap = relative_gap(value, bound)
+    if status == "time_limit" and gap is not None and gap <= max(mip_gap, 1e-9):
+        status = "optimal"
+        message = (message + "; " if message else "") + "proven optimal: the incumbent meets the per-job floor bound"
     result = schedule_result(instance, method, kept, stats, objective, status=status, params=params,
                              message=message, **common)
-    result.bound = solution.bound
-    result.gap = relative_gap(result.objective, solution.bound)
+    result.bound = bound
+    result.gap = relative_gap(result.objective, bound)
     return result
 
 
