@@ -359,7 +359,7 @@ def lagrangian_bound(instance: Instance, *, upper: float | None = None, iteratio
     return best, best_lam
 
 
-def job_floors(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+def job_floors(instance: Instance, *, watch_deadline: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Per job, alone on the cluster: the earliest completion round and the least money to complete.
 
     Capacity is ignored (the other jobs absent) and migration losses are
@@ -387,7 +387,7 @@ def job_floors(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     for e, i in enumerate(instance.edge_agent.tolist()):
         by_agent[i].append(e)
     for i, agent in enumerate(instance.agents):
-        if i % 256 == 0:
+        if watch_deadline and i % 256 == 0:
             check_deadline(f"while bounding job {i} of {n} alone")
         theta = float(completion_threshold(work[i]))
         if theta <= 0:
@@ -406,7 +406,7 @@ def job_floors(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     return earliest, cheapest
 
 
-def floor_bound(instance: Instance, objective: str) -> float:
+def floor_bound(instance: Instance, objective: str, *, watch_deadline: bool = True) -> float:
     """A bound on the optimum from :func:`job_floors`: each job alone, capacity and migration losses relaxed.
 
     ``cost``: ``sum_i cheapest_i`` (lower); ``completion``:
@@ -419,7 +419,7 @@ def floor_bound(instance: Instance, objective: str) -> float:
     >>> floor_bound(inst, "cost"), floor_bound(inst, "completion"), floor_bound(inst, "work")
     (4.0, 2.0, 1.5)
     """
-    earliest, cheapest = job_floors(instance)
+    earliest, cheapest = job_floors(instance, watch_deadline=watch_deadline)
     if objective == "cost":
         return float(cheapest.sum())
     reach = earliest <= instance.last_rounds
@@ -732,14 +732,18 @@ def baseline_starts(instance: Instance, objective: str, model: LinearModel) -> l
     Each baseline's schedule is replayed (:func:`replay`), scored with
     :func:`objective_value` and converted by :func:`schedule_columns`, which
     checks it against the model; baselines that leave a required job unfinished,
-    or whose schedule the model rejects, are left out.
+    or whose schedule the model rejects, are left out, and so is a baseline the
+    run's time limit interrupts.
     """
     from ..heuristics.fcfs_static import solve_fcfs_static
     from ..heuristics.myopic import solve_myopic
 
     out = []
     for name, run in (("fcfs_static", solve_fcfs_static), ("myopic", solve_myopic)):
-        result = run(instance, objective=objective)
+        try:
+            result = run(instance, objective=objective)
+        except TimeLimitReached:
+            break  # the run's time is up: keep the starts found so far
         if result.status == "infeasible" or result.amounts is None:
             continue
         chosen = np.full((instance.n_agents, instance.rounds), -1, dtype=np.int64)
@@ -920,7 +924,7 @@ def solve_migration(
             f"the solver's optimum {solution.objective!r} replays to {value!r} (a completion met only within "
             "the solver's feasibility tolerance); not proven optimal")
     bound = solution.bound
-    floor = floor_bound(instance, objective)
+    floor = floor_bound(instance, objective, watch_deadline=False)  # the run's time may be up: finish the report
     if bound is None or (floor < bound if objective == "work" else floor > bound):
         bound = floor
     gap = relative_gap(value, bound)

@@ -57,7 +57,7 @@ import numpy as np
 
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
-from ..limits import remaining
+from ..limits import TimeLimitReached, remaining
 from ..modeling import solve_model
 from ..modeling.solution import relative_gap
 from ..result import Result
@@ -205,7 +205,10 @@ def _baselines(instance: Instance, allow_migration: bool):
     from ..heuristics.myopic import solve_myopic
 
     for name, run in (("fcfs_static", solve_fcfs_static), ("myopic", solve_myopic)):
-        result = run(instance, objective="cost")
+        try:
+            result = run(instance, objective="cost")
+        except TimeLimitReached:
+            return
         if result.status == "infeasible" or result.amounts is None:
             continue
         chosen = np.full((instance.n_agents, instance.rounds), -1, dtype=np.int64)
