@@ -870,8 +870,15 @@ def solve_migration(
         from .migration_rolling import solve_rolling
 
         params.update(window=window, overlap=overlap)
-        return solve_rolling(instance, window=window, overlap=overlap, time_limit=time_limit, threads=threads,
-                             mip_gap=mip_gap, allow_migration=allow_migration, method=method, params=params)
+        try:
+            return solve_rolling(instance, window=window, overlap=overlap, time_limit=time_limit, threads=threads,
+                                 mip_gap=mip_gap, allow_migration=allow_migration, method=method, params=params)
+        except NoSolutionError as exc:
+            # Windows can paint themselves into a corner (capacity left too late): solve the whole horizon instead.
+            fallback = f"{exc}; solved the whole horizon instead"
+            params["strategy"] = "monolithic"
+    else:
+        fallback = ""
     try:
         model, columns = build_migration(instance, objective=objective, allow_migration=allow_migration)
     except TimeLimitReached as stop:
@@ -900,7 +907,8 @@ def solve_migration(
     if solution.status == "infeasible":
         what = "finishes every job by its deadline" + ("" if allow_migration else " without migrating")
         return Result(instance=instance.name, method=method, status="infeasible", params=params,
-                      message=f"no schedule {what} within the pool capacities", **common)
+                      message=(fallback + "; " if fallback else "") + f"no schedule {what} within the pool capacities",
+                      **common)
     E, R = instance.n_edges, instance.rounds
     runs = np.round(solution.block(model, "z")).reshape(E, R) > 0.5
     chosen = np.full((instance.n_agents, R), -1, dtype=np.int64)
@@ -931,6 +939,8 @@ def solve_migration(
     if status == "time_limit" and gap is not None and gap <= max(mip_gap, 1e-9):
         status = "optimal"
         message = (message + "; " if message else "") + "proven optimal: the incumbent meets the per-job floor bound"
+    if fallback:
+        message = fallback + ("; " + message if message else "")
     result = schedule_result(instance, method, kept, stats, objective, status=status, params=params,
                              message=message, **common)
     result.bound = bound

@@ -30,7 +30,10 @@ bound (:func:`~laissez_opt.exact.migration.floor_bound`: each job alone,
 capacity and migration losses relaxed, a Lagrangian relaxation of the
 capacity rows at multipliers 0), so the gap is certified.  The status is
 ``optimal`` only when that gap is within ``mip_gap``; otherwise ``feasible``
-(``time_limit`` when a window or the run was cut short).
+(``time_limit`` when a window or the run was cut short).  When neither the
+windows nor a baseline finish every job it raises :class:`NoSolutionError`
+(:func:`~laissez_opt.exact.migration.solve_migration` then solves the whole
+horizon in the time left).
 
 Reference: rolling-horizon scheduling, Sethi & Sorger (1991), Annals of
 Operations Research 29; Lagrangian bounds, Fisher (1981), Management Science 27(1).
@@ -182,8 +185,7 @@ def solve_rolling(
                   params=params)
     elapsed = time.perf_counter() - started_at
     if not candidates:
-        return Result(instance=instance.name, method=method, status="infeasible" if failure is None else "time_limit",
-                      message=failure or "no schedule found", timing={"build_s": 0.0, "solve_s": elapsed}, **common)
+        raise NoSolutionError(f"the rolling horizon found no schedule finishing every job ({failure}) and no baseline did")
     name, value, kept, stats = min(candidates, key=lambda c: c[1])
     gap = relative_gap(value, bound)
     status = "optimal" if gap is not None and gap <= max(mip_gap, 1e-9) else ("time_limit" if cut_short else "feasible")
