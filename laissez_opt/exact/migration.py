@@ -77,7 +77,7 @@ from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import relative_gap
 from ..result import Result, allocation_records, edge_utilities
-from ..limits import SizeEstimate, TimeLimitReached, check_deadline
+from ..limits import SizeEstimate, TimeLimitReached, check_deadline, remaining
 from .common import add_allocation, allocation_size
 
 __all__ = ["OBJECTIVES", "build_migration", "solve_migration", "job_sizes", "job_work", "replay"]
@@ -165,12 +165,26 @@ MIGRATION_OPTIONS = solver_options(fractional=False) + (
            "`window` rounds overlapping by `overlap` (cost objective only; a heuristic with a certified bound); "
            f"auto: monolithic up to {AUTO_EDGE_ROUNDS} edge-rounds or for work/completion, else rolling",
            choices=STRATEGIES),
-    Option("window", "int", 8, "rounds per rolling window", minimum=1, maximum=10**6),
-    Option("overlap", "int", 4, "rounds each rolling window shares with the next (less than window)", minimum=0,
+    Option("window", "int", 4, "rounds per rolling window", minimum=1, maximum=10**6),
+    Option("overlap", "int", 2, "rounds each rolling window shares with the next (less than window)", minimum=0,
            maximum=10**6),
     Option("starts", "bool", True, "run fcfs_static and myopic first and keep the best as the incumbent "
            "(monolithic)"),
 )
+
+
+#: Share of the time limit the ``auto`` strategy gives a rolling pass before solving a small ``cost`` instance whole.
+ROLLING_SHARE = 0.3
+
+
+def _kept_from(instance: Instance, result: Result):
+    """``(kept, stats)`` replayed from a schedule result's ``amounts`` (None when it has none)."""
+    if result.amounts is None:
+        return None
+    chosen = np.full((instance.n_agents, instance.rounds), -1, dtype=np.int64)
+    edges, rounds = np.nonzero(result.amounts > 0)
+    chosen[instance.edge_agent[edges], rounds] = edges
+    return replay(instance, chosen)
 
 
 def pick_strategy(instance: Instance, objective: str, strategy: str) -> str:
@@ -840,8 +854,8 @@ def solve_migration(
     backend: str | None = None,
     method: str = "migration",
     strategy: str = "auto",
-    window: int = 8,
-    overlap: int = 4,
+    window: int = 4,
+    overlap: int = 2,
     starts: bool = True,
 ) -> Result:
     """Solve the migration-aware schedule; see the module docstring.
@@ -879,6 +893,25 @@ def solve_migration(
             params["strategy"] = "monolithic"
     else:
         fallback = ""
+    warm = None
+    if (chosen_strategy == "monolithic" and strategy == "auto" and objective == "cost" and starts
+            and via == "direct" and solver == "highs"):
+        # auto, cost: a short rolling pass first (a share of the limit); its schedule joins the starts,
+        # and when it already meets the floor bound it is the proven answer.
+        from .migration_rolling import solve_rolling
+
+        left = remaining(time_limit)
+        try:
+            quick = solve_rolling(instance, window=window, overlap=overlap, time_limit=None if left is None else
+                                  ROLLING_SHARE * left, threads=threads, mip_gap=mip_gap,
+                                  allow_migration=allow_migration, method=method,
+                                  params=dict(params, strategy="rolling", window=window, overlap=overlap))
+        except (NoSolutionError, TimeLimitReached):
+            quick = None
+        if quick is not None and quick.status == "optimal":
+            return quick
+        if quick is not None:
+            warm = _kept_from(instance, quick)
     try:
         model, columns = build_migration(instance, objective=objective, allow_migration=allow_migration)
     except TimeLimitReached as stop:
@@ -898,6 +931,11 @@ def solve_migration(
     # is feasible: the incumbent should the time limit stop the solver before it finds one.
     start = np.zeros(model.n_cols) if objective == "work" else None
     found = baseline_starts(instance, objective, model) if starts else []
+    if warm is not None:
+        columns = schedule_columns(model, instance, *warm)
+        if columns is not None:
+            found.append(("rolling", model.objective_value(columns), columns))
+            found.sort(key=lambda item: item[1])
     if found:
         start = found[0][2]
     solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads, mip_gap=mip_gap,

@@ -44,8 +44,8 @@ def solve_migration_free(
     verbose: bool = False,
     backend: str | None = None,
     strategy: str = "auto",
-    window: int = 8,
-    overlap: int = 4,
+    window: int = 4,
+    overlap: int = 2,
     starts: bool = True,
 ) -> Result:
     """:func:`~laissez_opt.exact.migration.solve_migration` with ``allow_migration=False``."""

@@ -25,10 +25,11 @@ The window's first ``W - o`` rounds (all of them in the last window) are
 committed, the state replayed, and the next window opens at the first
 uncommitted round.  Each window gets an equal share of the time left.  The
 result is the best of the rolling schedule and the baselines ``fcfs_static``
-and ``myopic`` (each replayed on the whole instance); its bound is the floor
-bound (:func:`~laissez_opt.exact.migration.floor_bound`: each job alone,
-capacity and migration losses relaxed, a Lagrangian relaxation of the
-capacity rows at multipliers 0), so the gap is certified.  The status is
+and ``myopic`` (each replayed on the whole instance); its bound is the better
+of the floor bound (:func:`~laissez_opt.exact.migration.floor_bound`: each
+job alone, capacity and migration losses relaxed) and the Lagrangian bound
+(:func:`~laissez_opt.exact.migration.lagrangian_bound`, at most 30
+subgradient steps and 15 % of the time left), so the gap is certified.  The status is
 ``optimal`` only when that gap is within ``mip_gap``; otherwise ``feasible``
 (``time_limit`` when a window or the run was cut short).  When neither the
 windows nor a baseline finish every job it raises :class:`NoSolutionError`
@@ -64,13 +65,18 @@ from ..limits import TimeLimitReached, remaining
 from ..modeling import solve_model
 from ..modeling.solution import relative_gap
 from ..result import Result
-from .migration import (WindowState, baseline_starts, build_migration, completion_threshold, floor_bound, job_sizes,
-                        job_work, objective_value, replay, schedule_result)
+from .migration import (WindowState, build_migration, completion_threshold, floor_bound, job_sizes, job_work,
+                        lagrangian_bound, objective_value, replay, schedule_result)
 
 __all__ = ["solve_rolling"]
 
 #: Preference for work done now over the same work later (relative credit premium).
 EARLY = 1e-3
+#: Where the credit sits between the cheapest future rate (0) and the job's rate in the best baseline (1).
+CREDIT_BLEND = 1.0
+#: Subgradient steps of the Lagrangian bound, and the share of the time limit they may take.
+LAGRANGE_ITERATIONS = 30
+LAGRANGE_SHARE = 0.15
 #: Relative gap at which a window's solve stops (the windows are a heuristic; the bound is certified apart).
 WINDOW_GAP = 1e-3
 
@@ -84,8 +90,8 @@ def _window_work(theta_left: float) -> float:
 def solve_rolling(
     instance: Instance,
     *,
-    window: int = 8,
-    overlap: int = 4,
+    window: int = 4,
+    overlap: int = 2,
     time_limit: float | None = None,
     threads: int | None = None,
     mip_gap: float = 1e-7,
@@ -114,6 +120,11 @@ def solve_rolling(
     edges_of = [np.flatnonzero(ea == i) for i in range(n)]
     bound = floor_bound(instance, "cost")
     baselines = list(_baselines(instance, allow_migration))
+    left = remaining(time_limit)
+    upper = min((c[1] for c in baselines), default=None)
+    lagrange, _ = lagrangian_bound(instance, upper=upper, iterations=LAGRANGE_ITERATIONS,
+                                   seconds=None if left is None else LAGRANGE_SHARE * left)
+    bound = max(bound, lagrange)
     rate = np.zeros(n)
     if baselines:
         _, _, _, base_stats = min(baselines, key=lambda c: c[1])
@@ -189,7 +200,7 @@ def solve_rolling(
     name, value, kept, stats = min(candidates, key=lambda c: c[1])
     gap = relative_gap(value, bound)
     status = "optimal" if gap is not None and gap <= max(mip_gap, 1e-9) else ("time_limit" if cut_short else "feasible")
-    notes = [f"incumbent from {name}", "bound: each job alone (capacity and migration losses relaxed)"]
+    notes = [f"incumbent from {name}", "bound: Lagrangian relaxation of capacity (each job alone, migration losses relaxed)"]
     if failure:
         notes.append(f"rolling schedule discarded: {failure}")
     if status == "optimal":
@@ -252,7 +263,7 @@ def _window(instance, jobs, t0, t1, progress, home, theta, money, sizes, edges_o
                 future = min(future, price * math.ceil(need / float(g.max()) - 1e-9))
         if not math.isfinite(rho):
             rho, future = 0.0, 0.0
-        rho = max(rho, float(rate[i]))
+        rho = max(rho, rho + CREDIT_BLEND * (float(rate[i]) - rho))
         credit.append(rho * (1.0 + EARLY))
         bonus.append(max(0.0, future - rho * need))
     sub = Instance(pools, agents, edges, rounds=t1 - t0, round_hours=instance.round_hours, name=f"{instance.name}@{t0}")
