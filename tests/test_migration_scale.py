@@ -33,8 +33,8 @@ def _better_or_equal(value, reference, objective, tol=1e-6):
 @given(inst=job_instances(), objective=st.sampled_from(OBJECTIVES))
 def test_tight_and_plain_formulations_have_the_brute_force_optimum(inst, objective):
     expected = best(inst, objective)
-    for tight in (True, False):
-        model, _ = build_migration(inst, objective=objective, tight=tight)
+    for tight, floor_rows in ((True, False), (True, True), (False, False)):
+        model, _ = build_migration(inst, objective=objective, tight=tight, floor_rows=floor_rows)
         solution = solve_model(model, mip_gap=0.0)
         if expected is None:
             assert solution.status == "infeasible"
@@ -150,8 +150,8 @@ def test_auto_rolls_large_cost_instances_and_solves_small_ones_whole():
     small = lo.solve(_two_pools(), "migration")
     assert small.params["strategy"] == "monolithic" and small.status == "optimal"
     pools = [Pool("a", count=3, base_price=1.0), Pool("b", count=3, base_price=0.6)]
-    agents = [Agent(f"j{k}", work=1.0, arrival=k % 20) for k in range(60)]
-    edges = [Edge(f"j{k}", p, 0.5 if p == "a" else 0.3) for k in range(60) for p in ("a", "b")]
+    agents = [Agent(f"j{k}", work=0.5, arrival=k % 20) for k in range(120)]
+    edges = [Edge(f"j{k}", p, 0.5 if p == "a" else 0.3) for k in range(120) for p in ("a", "b")]
     big = Instance(pools, agents, edges, rounds=40, name="big")
     result = lo.solve(big, "migration", time_limit=20)
     assert result.params["strategy"] == "rolling"

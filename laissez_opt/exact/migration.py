@@ -65,6 +65,7 @@ Example
 
 from __future__ import annotations
 
+import contextvars
 import math
 import time
 from dataclasses import dataclass
@@ -154,7 +155,7 @@ def _completion_rows(progress: np.ndarray, mu: float, work: float) -> tuple[np.n
 
 
 #: ``strategy="auto"`` solves the whole horizon at once up to this many edge-rounds (``E R``), else rolls.
-AUTO_EDGE_ROUNDS = 4000
+AUTO_EDGE_ROUNDS = 8000
 STRATEGIES = ("auto", "monolithic", "rolling")
 
 #: Options shared by ``migration`` and ``migration_free``.
@@ -171,20 +172,6 @@ MIGRATION_OPTIONS = solver_options(fractional=False) + (
     Option("starts", "bool", True, "run fcfs_static and myopic first and keep the best as the incumbent "
            "(monolithic)"),
 )
-
-
-#: Share of the time limit the ``auto`` strategy gives a rolling pass before solving a small ``cost`` instance whole.
-ROLLING_SHARE = 0.3
-
-
-def _kept_from(instance: Instance, result: Result):
-    """``(kept, stats)`` replayed from a schedule result's ``amounts`` (None when it has none)."""
-    if result.amounts is None:
-        return None
-    chosen = np.full((instance.n_agents, instance.rounds), -1, dtype=np.int64)
-    edges, rounds = np.nonzero(result.amounts > 0)
-    chosen[instance.edge_agent[edges], rounds] = edges
-    return replay(instance, chosen)
 
 
 def pick_strategy(instance: Instance, objective: str, strategy: str) -> str:
@@ -443,18 +430,21 @@ def floor_bound(instance: Instance, objective: str, *, watch_deadline: bool = Tr
 
 
 def build_migration(instance: Instance, *, objective: str = "cost", allow_migration: bool = True,
-                    state: WindowState | None = None, tight: bool = True, **_ignored):
+                    state: WindowState | None = None, tight: bool = True, floor_rows: bool = False, **_ignored):
     """Declare the time-expanded model; returns ``(model, allocation columns)``.
 
     Blocks: variables ``x z y m f q``; constraints ``capacity demand gang one_pool
     state_run state_keep state_move state_one mig_lower mig_run mig_started
     mig_same complete monotone stop floor resume credit`` (see ``models/migration.md``).
-    ``floor`` (per job under ``cost``: its money ``>= cheapest_i``) and the
-    bounds ``f_{i,r} = 0`` for ``r < earliest_i`` come from :func:`job_floors`;
+    The bounds ``f_{i,r} = 0`` for ``r < earliest_i`` come from
+    :func:`job_floors`, and so do the rows ``floor`` (per job under ``cost``:
+    its money ``>= cheapest_i``) when ``floor_rows`` (off by default: they
+    lift the LP bound but, measured, stall HiGHS's search for incumbents;
+    ``floor_bound`` certifies the same bound after the solve);
     ``q``, ``resume`` and ``credit`` are empty unless ``state`` (a
     rolling-horizon window, :class:`WindowState`) is given.  ``tight=False``
     leaves out ``floor`` and the fixing (the formulation before them, kept to
-    measure what they buy).
+    measure what it buys).
     """
     objective = _check_objective(objective)
     n, R, E = instance.n_agents, instance.rounds, instance.n_edges
@@ -465,6 +455,8 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
     rr = np.arange(R)
     if tight:
         earliest, cheapest = job_floors(instance)
+        if not floor_rows:
+            cheapest = np.full(n, np.inf)
     else:
         earliest, cheapest = np.zeros(n, dtype=np.int64), np.full(n, np.inf)
     if state is not None and objective != "cost":
@@ -747,7 +739,8 @@ def baseline_starts(instance: Instance, objective: str, model: LinearModel) -> l
     :func:`objective_value` and converted by :func:`schedule_columns`, which
     checks it against the model; baselines that leave a required job unfinished,
     or whose schedule the model rejects, are left out, and so is a baseline the
-    run's time limit interrupts.
+    run's time limit interrupts (``fcfs_static``, ``O(R (n log n + E))``, always
+    runs to its end: it is the incumbent of last resort).
     """
     from ..heuristics.fcfs_static import solve_fcfs_static
     from ..heuristics.myopic import solve_myopic
@@ -755,7 +748,11 @@ def baseline_starts(instance: Instance, objective: str, model: LinearModel) -> l
     out = []
     for name, run in (("fcfs_static", solve_fcfs_static), ("myopic", solve_myopic)):
         try:
-            result = run(instance, objective=objective)
+            if name == "fcfs_static":
+                # Near-linear time and the incumbent of last resort: it runs to its end outside the run's deadline.
+                result = contextvars.Context().run(run, instance, objective=objective)
+            else:
+                result = run(instance, objective=objective)
         except TimeLimitReached:
             break  # the run's time is up: keep the starts found so far
         if result.status == "infeasible" or result.amounts is None:
@@ -893,25 +890,6 @@ def solve_migration(
             params["strategy"] = "monolithic"
     else:
         fallback = ""
-    warm = None
-    if (chosen_strategy == "monolithic" and strategy == "auto" and objective == "cost" and starts
-            and via == "direct" and solver == "highs"):
-        # auto, cost: a short rolling pass first (a share of the limit); its schedule joins the starts,
-        # and when it already meets the floor bound it is the proven answer.
-        from .migration_rolling import solve_rolling
-
-        left = remaining(time_limit)
-        try:
-            quick = solve_rolling(instance, window=window, overlap=overlap, time_limit=None if left is None else
-                                  ROLLING_SHARE * left, threads=threads, mip_gap=mip_gap,
-                                  allow_migration=allow_migration, method=method,
-                                  params=dict(params, strategy="rolling", window=window, overlap=overlap))
-        except (NoSolutionError, TimeLimitReached):
-            quick = None
-        if quick is not None and quick.status == "optimal":
-            return quick
-        if quick is not None:
-            warm = _kept_from(instance, quick)
     try:
         model, columns = build_migration(instance, objective=objective, allow_migration=allow_migration)
     except TimeLimitReached as stop:
@@ -931,11 +909,6 @@ def solve_migration(
     # is feasible: the incumbent should the time limit stop the solver before it finds one.
     start = np.zeros(model.n_cols) if objective == "work" else None
     found = baseline_starts(instance, objective, model) if starts else []
-    if warm is not None:
-        columns = schedule_columns(model, instance, *warm)
-        if columns is not None:
-            found.append(("rolling", model.objective_value(columns), columns))
-            found.sort(key=lambda item: item[1])
     if found:
         start = found[0][2]
     solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads, mip_gap=mip_gap,
