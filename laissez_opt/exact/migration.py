@@ -65,7 +65,6 @@ Example
 
 from __future__ import annotations
 
-import contextvars
 import math
 import time
 from dataclasses import dataclass
@@ -169,8 +168,8 @@ MIGRATION_OPTIONS = solver_options(fractional=False) + (
     Option("window", "int", 4, "rounds per rolling window", minimum=1, maximum=10**6),
     Option("overlap", "int", 2, "rounds each rolling window shares with the next (less than window)", minimum=0,
            maximum=10**6),
-    Option("starts", "bool", True, "run fcfs_static and myopic first and keep the best as the incumbent "
-           "(monolithic)"),
+    Option("starts", "bool", True, "build a greedy first-come schedule first and keep it as the incumbent when "
+           "the solver holds nothing better (monolithic)"),
 )
 
 
@@ -733,42 +732,30 @@ def schedule_columns(model: LinearModel, instance: Instance, kept: np.ndarray, s
 
 
 def baseline_starts(instance: Instance, objective: str, model: LinearModel) -> list[tuple[str, float, np.ndarray]]:
-    """Feasible starts from the ``fcfs_static`` and ``myopic`` baselines: ``(name, objective, columns)``, best first.
+    """Feasible starts for ``model``: ``(name, objective, columns)``, best first (empty when none fits).
 
-    Each baseline's schedule is replayed (:func:`replay`), scored with
-    :func:`objective_value` and converted by :func:`schedule_columns`, which
-    checks it against the model; baselines that leave a required job unfinished,
-    or whose schedule the model rejects, are left out, and so is a baseline the
-    run's time limit interrupts (``fcfs_static``, ``O(R (n log n + E))``, always
-    runs to its end: it is the incumbent of last resort).
+    The start is the greedy schedule of
+    :func:`laissez_opt.exact.migration_rolling.greedy_schedule` (jobs by
+    deadline, then in order; each stays on the pool of its checkpoint when it
+    has room, else takes the free fitting pool of least money per unit of work,
+    the rule of ``fcfs_static`` under ``cost``), replayed (:func:`replay`),
+    scored (:func:`objective_value`) and converted by
+    :func:`schedule_columns`, which checks it against every row of the model.
+    The baselines ``fcfs_static`` and ``myopic`` themselves live in the
+    heuristics layer, which the exact layer does not import.  Under ``work``
+    the empty schedule is the start instead (see :func:`solve_migration`).
     """
-    from ..heuristics.fcfs_static import solve_fcfs_static
-    from ..heuristics.myopic import solve_myopic
+    from .migration_rolling import greedy_schedule
 
-    out = []
-    for name, run in (("fcfs_static", solve_fcfs_static), ("myopic", solve_myopic)):
-        try:
-            if name == "fcfs_static":
-                # Near-linear time and the incumbent of last resort: it runs to its end outside the run's deadline.
-                result = contextvars.Context().run(run, instance, objective=objective)
-            else:
-                result = run(instance, objective=objective)
-        except TimeLimitReached:
-            break  # the run's time is up: keep the starts found so far
-        if result.status == "infeasible" or result.amounts is None:
-            continue
-        chosen = np.full((instance.n_agents, instance.rounds), -1, dtype=np.int64)
-        edges, rounds = np.nonzero(result.amounts > 0)
-        chosen[instance.edge_agent[edges], rounds] = edges
-        kept, stats = replay(instance, chosen)
-        value = objective_value(instance, stats, objective)
-        if value is None:
-            continue
-        columns = schedule_columns(model, instance, kept, stats)
-        if columns is not None:
-            out.append((name, value, columns))
-    out.sort(key=lambda item: -item[1] if objective == "work" else item[1])
-    return out
+    if objective == "work":
+        return []
+    found = greedy_schedule(instance)
+    if found is None:
+        return []
+    kept, stats = found
+    value = objective_value(instance, stats, objective)
+    columns = None if value is None else schedule_columns(model, instance, kept, stats)
+    return [] if columns is None else [("greedy", value, columns)]
 
 
 def objective_value(instance: Instance, stats: list[dict], objective: str) -> float | None:

@@ -11,8 +11,8 @@ checkpoint sits on (a run elsewhere in ``t_0`` is a migration), and
 
 * jobs whose deadline ``D_i`` falls in the window must complete in it;
 * the others may carry work past it: their window progress ``q_i`` is credited
-  at ``rho_i``, the money per unit of work the job pays in the best baseline
-  schedule (``fcfs_static`` or ``myopic``, which see the congestion), but at
+  at ``rho_i``, the money per unit of work the job pays in the greedy schedule
+  of the whole horizon (:func:`greedy_schedule`, which sees the congestion), but at
   least the least money per unit of work of any fitting pool in the rounds
   after the window, times ``1 + 10^-3`` so that work done now is preferred to
   the same work later; completing in the window earns a bonus
@@ -24,15 +24,16 @@ checkpoint sits on (a run elsewhere in ``t_0`` is a migration), and
 The window's first ``W - o`` rounds (all of them in the last window) are
 committed, the state replayed, and the next window opens at the first
 uncommitted round.  Each window gets an equal share of the time left.  The
-result is the best of the rolling schedule and the baselines ``fcfs_static``
-and ``myopic`` (each replayed on the whole instance); its bound is the better
+result is the better of the rolling schedule and a greedy schedule of the
+whole horizon (:func:`greedy_schedule`, the ``fcfs_static`` rule; both replayed
+on the whole instance); its bound is the better
 of the floor bound (:func:`~laissez_opt.exact.migration.floor_bound`: each
 job alone, capacity and migration losses relaxed) and the Lagrangian bound
 (:func:`~laissez_opt.exact.migration.lagrangian_bound`, at most 30
 subgradient steps and 15 % of the time left), so the gap is certified.  The status is
 ``optimal`` only when that gap is within ``mip_gap``; otherwise ``feasible``
 (``time_limit`` when a window or the run was cut short).  When neither the
-windows nor a baseline finish every job it raises :class:`NoSolutionError`
+windows nor the greedy schedule finish every job it raises :class:`NoSolutionError`
 (:func:`~laissez_opt.exact.migration.solve_migration` then solves the whole
 horizon in the time left).
 
@@ -61,14 +62,14 @@ import numpy as np
 
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
-from ..limits import TimeLimitReached, remaining
+from ..limits import remaining
 from ..modeling import solve_model
 from ..modeling.solution import relative_gap
 from ..result import Result
 from .migration import (WindowState, build_migration, completion_threshold, floor_bound, job_sizes, job_work,
                         lagrangian_bound, objective_value, replay, schedule_result)
 
-__all__ = ["solve_rolling"]
+__all__ = ["greedy_schedule", "solve_rolling"]
 
 #: Preference for work done now over the same work later (relative credit premium).
 EARLY = 1e-3
@@ -196,7 +197,7 @@ def solve_rolling(
                   params=params)
     elapsed = time.perf_counter() - started_at
     if not candidates:
-        raise NoSolutionError(f"the rolling horizon found no schedule finishing every job ({failure}) and no baseline did")
+        raise NoSolutionError(f"the rolling horizon found no schedule finishing every job ({failure}) and the greedy one did not")
     name, value, kept, stats = min(candidates, key=lambda c: c[1])
     gap = relative_gap(value, bound)
     status = "optimal" if gap is not None and gap <= max(mip_gap, 1e-9) else ("time_limit" if cut_short else "feasible")
@@ -213,24 +214,62 @@ def solve_rolling(
 
 
 def _baselines(instance: Instance, allow_migration: bool):
-    """The baselines' replayed schedules ``(name, money, kept, stats)`` that finish every job (no moves if forbidden)."""
-    from ..heuristics.fcfs_static import solve_fcfs_static
-    from ..heuristics.myopic import solve_myopic
+    """The greedy schedule ``(name, money, kept, stats)`` when it finishes every job (and moves none if forbidden)."""
+    found = greedy_schedule(instance)
+    if found is None:
+        return
+    kept, stats = found
+    value = objective_value(instance, stats, "cost")
+    if value is not None and (allow_migration or all(s["migrations"] == 0 for s in stats)):
+        yield "greedy", value, kept, stats
 
-    for name, run in (("fcfs_static", solve_fcfs_static), ("myopic", solve_myopic)):
-        try:
-            result = run(instance, objective="cost")
-        except TimeLimitReached:
-            return
-        if result.status == "infeasible" or result.amounts is None:
-            continue
-        chosen = np.full((instance.n_agents, instance.rounds), -1, dtype=np.int64)
-        edges, rounds = np.nonzero(result.amounts > 0)
-        chosen[instance.edge_agent[edges], rounds] = edges
-        kept, stats = replay(instance, chosen)
-        value = objective_value(instance, stats, "cost")
-        if value is not None and (allow_migration or all(s["migrations"] == 0 for s in stats)):
-            yield name, value, kept, stats
+
+def greedy_schedule(instance: Instance):
+    """A greedy schedule of the whole horizon replayed, ``(kept, stats)``, or None when a job is left unfinished.
+
+    Round by round, the jobs present (by deadline, then in order) stay on the
+    pool of their checkpoint when it has room and positive utility, else take
+    the free fitting pool of least money per unit of work ``b_c h / u_{i,c,r}``
+    (under ``cost``, the rule ``fcfs_static`` follows), until they complete.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g", count=1, base_price=1.0)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "g", 1.0), lo.Edge("B", "g", 1.0)], rounds=2)
+    >>> kept, stats = greedy_schedule(inst)
+    >>> kept.tolist(), [s["completion_round"] for s in stats]
+    ([[0, -1], [-1, 1]], [0, 1])
+    """
+    n, R = instance.n_agents, instance.rounds
+    sizes, work, last = job_sizes(instance), job_work(instance), instance.last_rounds
+    theta = completion_threshold(work)
+    ea, ep, util = instance.edge_agent, instance.edge_pool, instance.edge_utility
+    money = instance.base_prices * instance.round_hours
+    edges_of = [np.flatnonzero(ea == i).tolist() for i in range(n)]
+    mu = np.array([a.migration_cost for a in instance.agents])
+    home = np.full(n, -1, dtype=np.int64)
+    got = np.zeros(n)
+    done = np.zeros(n, dtype=bool)
+    chosen = np.full((n, R), -1, dtype=np.int64)
+    order = sorted(range(n), key=lambda i: (int(last[i]), instance.agents[i].arrival, i))
+    for r in range(R):
+        free = instance.counts.astype(float).copy()
+        for i in order:
+            if done[i] or instance.agents[i].arrival > r or r > last[i] or sizes[i] <= 0:
+                continue
+            options = [e for e in edges_of[i] if util[e, r] > 0 and free[ep[e]] >= sizes[i]]
+            if not options:
+                continue
+            stay = [e for e in options if ep[e] == home[i]]
+            e = stay[0] if stay else min(options, key=lambda e: (money[ep[e]] / util[e, r], ep[e]))
+            if home[i] >= 0 and ep[e] != home[i]:
+                got[i] -= mu[i]
+            got[i] += util[e, r] * sizes[i]
+            home[i], chosen[i, r] = ep[e], e
+            free[ep[e]] -= sizes[i]
+            done[i] = got[i] >= theta[i]
+    if not done.all():
+        return None
+    return replay(instance, chosen)
 
 
 def _window(instance, jobs, t0, t1, progress, home, theta, money, sizes, edges_of, rate):
