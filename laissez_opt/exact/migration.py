@@ -845,7 +845,7 @@ def solve_migration(
     """Solve the migration-aware schedule; see the module docstring.
 
     ``strategy`` (:func:`pick_strategy`): ``monolithic`` solves the whole
-    horizon (tightened by :func:`job_floors`, the best baseline schedule as the
+    horizon (tightened by :func:`job_floors`, the greedy schedule as the
     incumbent when ``starts``; the bound is the better of the solver's and
     :func:`floor_bound`); ``rolling`` hands over to
     :func:`laissez_opt.exact.migration_rolling.solve_rolling` (``window``,

@@ -73,7 +73,7 @@ __all__ = ["greedy_schedule", "solve_rolling"]
 
 #: Preference for work done now over the same work later (relative credit premium).
 EARLY = 1e-3
-#: Where the credit sits between the cheapest future rate (0) and the job's rate in the best baseline (1).
+#: Where the credit sits between the cheapest future rate (0) and the job's rate in the greedy schedule (1).
 CREDIT_BLEND = 1.0
 #: Subgradient steps of the Lagrangian bound, and the share of the time limit they may take.
 LAGRANGE_ITERATIONS = 30
