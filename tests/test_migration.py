@@ -313,9 +313,11 @@ def test_integer_data_goes_to_cp_sat_and_scaled_decimals_too():
     inst = _two_pools(migration_cost=0.5)
     assert lo.solve(inst, "migration", solver="ortools").route == "ortools-cp-sat"
     model, _ = build_migration(inst)
-    assert set(model.variables) == {"x", "z", "y", "m", "f"}
+    assert set(model.variables) == {"x", "z", "y", "m", "f", "q"} and model.variables["q"].size == 0
     complete = model.constraints["complete"]
     assert complete.coefs.tolist() == [round(v) for v in complete.coefs.tolist()]  # 0.5 scaled by 10
+    floor = build_migration(inst, floor_rows=True)[0].constraints["floor"]
+    assert floor.size == 1 and floor.coefs.tolist() == [round(v) for v in floor.coefs.tolist()]
 
 
 def test_cost_objective_is_infeasible_with_an_explanation():

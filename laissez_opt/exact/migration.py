@@ -66,6 +66,8 @@ Example
 from __future__ import annotations
 
 import math
+import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -75,7 +77,7 @@ from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import relative_gap
 from ..result import Result, allocation_records, edge_utilities
-from ..limits import SizeEstimate, TimeLimitReached, check_deadline
+from ..limits import SizeEstimate, TimeLimitReached, check_deadline, remaining
 from .common import add_allocation, allocation_size
 
 __all__ = ["OBJECTIVES", "build_migration", "solve_migration", "job_sizes", "job_work", "replay"]
@@ -151,11 +153,42 @@ def _completion_rows(progress: np.ndarray, mu: float, work: float) -> tuple[np.n
     return np.round(progress * scale), round(mu * scale), float(need)
 
 
+#: ``strategy="auto"`` solves the whole horizon at once up to this many edge-rounds (``E R``), else rolls.
+AUTO_EDGE_ROUNDS = 8000
+STRATEGIES = ("auto", "monolithic", "rolling")
+
 #: Options shared by ``migration`` and ``migration_free``.
 MIGRATION_OPTIONS = solver_options(fractional=False) + (
     Option("objective", "choice", "cost", "cost: min money with every job done by its deadline; work: max weighted "
            "completed work; completion: min weighted completion time", choices=OBJECTIVES),
+    Option("strategy", "choice", "auto", "monolithic: one model over the whole horizon; rolling: windows of "
+           "`window` rounds overlapping by `overlap` (cost objective only; a heuristic with a certified bound); "
+           f"auto: monolithic up to {AUTO_EDGE_ROUNDS} edge-rounds or for work/completion, else rolling",
+           choices=STRATEGIES),
+    Option("window", "int", 4, "rounds per rolling window", minimum=1, maximum=10**6),
+    Option("overlap", "int", 2, "rounds each rolling window shares with the next (less than window)", minimum=0,
+           maximum=10**6),
+    Option("starts", "bool", True, "build a greedy first-come schedule first and keep it as the incumbent when "
+           "the solver holds nothing better (monolithic)"),
 )
+
+
+def pick_strategy(instance: Instance, objective: str, strategy: str) -> str:
+    """``monolithic`` or ``rolling`` for ``strategy``; ``auto`` rolls ``cost`` above :data:`AUTO_EDGE_ROUNDS`.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g")], [lo.Agent("A")], [lo.Edge("A", "g", 1.0)], rounds=2)
+    >>> pick_strategy(inst, "cost", "auto"), pick_strategy(inst, "cost", "rolling")
+    ('monolithic', 'rolling')
+    """
+    if strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}", path="option strategy")
+    if strategy == "rolling" and objective != "cost":
+        raise InputError(f"strategy rolling supports objective cost only, got {objective!r}", path="option strategy")
+    if strategy != "auto":
+        return strategy
+    big = instance.n_edges * instance.rounds > AUTO_EDGE_ROUNDS
+    return "rolling" if big and objective == "cost" else "monolithic"
 
 
 def migration_size(instance: Instance, options: dict) -> SizeEstimate:
@@ -168,12 +201,249 @@ def migration_size(instance: Instance, options: dict) -> SizeEstimate:
                            note="time-expanded: x, z, y per edge and round; m, f per job and round")
 
 
-def build_migration(instance: Instance, *, objective: str = "cost", allow_migration: bool = True, **_ignored):
+@dataclass
+class WindowState:
+    """What a window of the rolling-horizon solve inherits: one entry per job of the window instance.
+
+    ``initial_pool``: the pool the job's checkpoint sits on when the window
+    opens (``-1``: never ran); ``required``: the job must complete within the
+    window (its deadline falls inside); ``credit``: money credited per unit of
+    progress of a job that need not complete (its estimated cost to go);
+    ``bonus``: money credited when such a job completes in the window (the
+    whole-round rounding its future runs would waste).  Used only under the
+    ``cost`` objective (:mod:`laissez_opt.exact.migration_rolling`).
+    """
+
+    initial_pool: np.ndarray
+    required: np.ndarray
+    credit: np.ndarray
+    bonus: np.ndarray
+
+
+def _cheapest_completion(gains: np.ndarray, prices: np.ndarray, theta: float, *, cap: int = 20000,
+                         picks: bool = False):
+    """Least money to reach progress ``theta`` running at most one option per round; ``inf`` if unreachable.
+
+    ``gains[r, c]`` is the progress of option ``c`` in round ``r`` (``<= 0``:
+    unusable), ``prices[c]`` (or ``prices[r, c]``) its money.  A Pareto dynamic
+    programme over ``(progress, money)`` labels (a label reaching ``theta``
+    closes); exact.  Should the front exceed ``cap`` labels it returns the
+    ratio bound ``theta min prices / gains``, still a lower bound (and no
+    picks).  ``picks=True`` returns ``(money, option per round or -1)``.
+
+    >>> round(_cheapest_completion(np.array([[1.0, 0.4]] * 3), np.array([1.0, 0.3]), 1.2), 9)
+    0.9
+    """
+    R_i = gains.shape[0]
+    prices = np.broadcast_to(prices, gains.shape)
+    none = np.full(R_i, -1, dtype=np.int64)
+    if theta <= 0:
+        return (0.0, none) if picks else 0.0
+    usable = gains > 0
+    if not usable.any():
+        return (math.inf, none) if picks else math.inf
+    progress, money, node = np.zeros(1), np.zeros(1), np.zeros(1, dtype=np.int64)
+    parents, rounds_, options = [np.array([-1])], [np.array([-1])], [np.array([-1])]
+    size, best, best_node = 1, math.inf, -1
+    for r in range(R_i):
+        cols = np.flatnonzero(usable[r])
+        if cols.size == 0:
+            continue
+        k = progress.size
+        ids = size + np.arange(k * cols.size)
+        parents.append(np.tile(node, cols.size))
+        rounds_.append(np.full(k * cols.size, r))
+        options.append(np.repeat(cols, k))
+        size += k * cols.size
+        progress = np.concatenate([progress] + [progress + gains[r, c] for c in cols])
+        money = np.concatenate([money] + [money + prices[r, c] for c in cols])
+        node = np.concatenate([node, ids])
+        done = progress >= theta
+        if done.any():
+            j = int(np.argmin(np.where(done, money, np.inf)))
+            if money[j] < best:
+                best, best_node = float(money[j]), int(node[j])
+        keep = (~done) & (money < best)
+        progress, money, node = progress[keep], money[keep], node[keep]
+        if progress.size == 0:
+            break
+        order = np.lexsort((money, -progress))
+        progress, money, node = progress[order], money[order], node[order]
+        front = np.ones(progress.size, dtype=bool)
+        front[1:] = money[1:] < np.minimum.accumulate(money)[:-1]
+        progress, money, node = progress[front], money[front], node[front]
+        if progress.size > cap:
+            ratio = float(np.min(np.where(usable, prices / np.where(usable, gains, 1.0), np.inf)))
+            return (theta * ratio, None) if picks else theta * ratio
+    if not picks:
+        return best
+    chosen = none.copy()
+    if best_node >= 0:
+        parent, round_of, option = (np.concatenate(a) for a in (parents, rounds_, options))
+        at = best_node
+        while at > 0:
+            chosen[round_of[at]] = option[at]
+            at = parent[at]
+    return best, chosen
+
+
+def lagrangian_bound(instance: Instance, *, upper: float | None = None, iterations: int = 30,
+                     seconds: float | None = None) -> tuple[float, np.ndarray]:
+    """A lower bound on the ``cost`` optimum: the capacity rows relaxed with multipliers ``lambda_{c,r} >= 0``.
+
+    ``L(lambda) = sum_i min_{S_i} sum_{(c,r) in S_i} (b_c h + lambda_{c,r}) s_i - sum_{c,r} lambda_{c,r} k_c``,
+    where ``S_i`` ranges over job ``i``'s schedules alone (one fitting pool
+    per round of ``a_i .. D_i``, reaching ``theta_i`` with migration losses
+    dropped, a relaxation since ``mu_i >= 0``), solved exactly by
+    :func:`_cheapest_completion`.  Every ``L(lambda)`` is a valid bound (weak
+    duality); ``lambda`` is improved by projected subgradient steps
+    ``lambda <- max(0, lambda + alpha (U - L) g / |g|^2)``, ``g`` the capacity
+    excess of the jobs' choices and ``U`` an upper bound (``upper``, else
+    ``1.05 L``), ``alpha`` halved after three steps without improvement.
+    Stops after ``iterations`` or ``seconds``.  Returns the best bound and its
+    multipliers (pools x rounds).  ``lambda = 0`` is :func:`floor_bound`.
+    Reference: Held & Karp (1971); Fisher (1981), Management Science 27(1).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("cheap", base_price=1.0), lo.Pool("dear", base_price=3.0)],
+    ...     [lo.Agent("A"), lo.Agent("B")], [lo.Edge(j, p, 1.0) for j in "AB" for p in ("cheap", "dear")], rounds=1)
+    >>> round(lagrangian_bound(inst, upper=4.0)[0], 6)  # both want the one cheap device: 1 + 3
+    4.0
+    """
+    started = time.perf_counter()
+    n, R, P = instance.n_agents, instance.rounds, instance.n_pools
+    sizes, work, last = job_sizes(instance), job_work(instance), instance.last_rounds
+    counts = instance.counts.astype(float)
+    money_rate = instance.base_prices * instance.round_hours
+    jobs = []
+    by_agent: list[list[int]] = [[] for _ in range(n)]
+    for e, i in enumerate(instance.edge_agent.tolist()):
+        by_agent[i].append(e)
+    for i, agent in enumerate(instance.agents):
+        edges = [e for e in by_agent[i] if 0 < sizes[i] <= counts[instance.edge_pool[e]]]
+        lo_r, hi_r = agent.arrival, int(last[i]) + 1
+        theta = float(completion_threshold(work[i]))
+        if not edges or hi_r <= lo_r:
+            if theta > 0:
+                return math.inf, np.zeros((P, R))
+            continue
+        pools = instance.edge_pool[edges]
+        jobs.append((i, pools, lo_r, hi_r, (instance.edge_utility[edges, lo_r:hi_r] * sizes[i]).T, theta))
+    lam = np.zeros((P, R))
+    best, best_lam, alpha, stale = -math.inf, lam.copy(), 1.0, 0
+    for _ in range(max(1, iterations)):
+        check_deadline("while computing the Lagrangian bound")
+        total, usage = -float(np.sum(lam * counts[:, None])), np.zeros((P, R))
+        for i, pools, lo_r, hi_r, gains, theta in jobs:
+            prices = (money_rate[pools][None, :] + lam[pools, lo_r:hi_r].T) * sizes[i]
+            value, chosen = _cheapest_completion(gains, prices, theta, picks=True)
+            if not math.isfinite(value):
+                return math.inf, lam
+            total += value
+            if chosen is not None:
+                rr_ = np.flatnonzero(chosen >= 0)
+                np.add.at(usage, (pools[chosen[rr_]], lo_r + rr_), sizes[i])
+        if not math.isfinite(best) or total > best + 1e-12 * max(1.0, abs(best)):
+            best, best_lam, stale = total, lam.copy(), 0
+        else:
+            stale += 1
+            if stale >= 3:
+                alpha, stale = alpha / 2, 0
+        g = usage - counts[:, None]
+        g = np.where((lam <= 0) & (g < 0), 0.0, g)
+        norm = float(np.sum(g * g))
+        if norm == 0 or alpha < 1e-4 or (seconds is not None and time.perf_counter() - started > seconds):
+            break
+        target = upper if upper is not None and upper > total else 1.05 * max(total, 1e-12)
+        lam = np.maximum(0.0, lam + alpha * (target - total) / norm * g)
+    return best, best_lam
+
+
+def job_floors(instance: Instance, *, watch_deadline: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Per job, alone on the cluster: the earliest completion round and the least money to complete.
+
+    Capacity is ignored (the other jobs absent) and migration losses are
+    dropped (``mu_i >= 0`` only lowers progress), so both relax job ``i``'s part
+    of any feasible schedule: ``t_i >= earliest_i`` and ``money_i >= cheapest_i``.
+    ``earliest_i`` is the first round ``r >= a_i`` with
+    ``sum_{a_i <= r' <= r} max_c u_{i,c,r'} s_i >= theta_i`` (``R``: never by
+    ``D_i``); ``cheapest_i`` the least ``sum b_c h s_i`` over at most one fitting
+    pool per round of ``a_i .. D_i`` reaching ``theta_i``
+    (:func:`_cheapest_completion`; ``inf``: unreachable).  Reference: a
+    Lagrangian relaxation of the capacity rows at multipliers 0
+    (Fisher 1981, Management Science 27(1)).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g", base_price=2.0)], [lo.Agent("A", work=1.5)], [lo.Edge("A", "g", 1.0)], rounds=3)
+    >>> [v.tolist() for v in job_floors(inst)]
+    [[1], [4.0]]
+    """
+    n, R = instance.n_agents, instance.rounds
+    sizes, work, last = job_sizes(instance), job_work(instance), instance.last_rounds
+    counts, money_rate = instance.counts, instance.base_prices * instance.round_hours
+    earliest = np.full(n, R, dtype=np.int64)
+    cheapest = np.full(n, math.inf)
+    by_agent: list[list[int]] = [[] for _ in range(n)]
+    for e, i in enumerate(instance.edge_agent.tolist()):
+        by_agent[i].append(e)
+    for i, agent in enumerate(instance.agents):
+        if watch_deadline and i % 256 == 0:
+            check_deadline(f"while bounding job {i} of {n} alone")
+        theta = float(completion_threshold(work[i]))
+        if theta <= 0:
+            earliest[i], cheapest[i] = agent.arrival, 0.0
+            continue
+        edges = [e for e in by_agent[i] if 0 < sizes[i] <= counts[instance.edge_pool[e]]]
+        lo_r, hi_r = agent.arrival, int(last[i]) + 1
+        if not edges or hi_r <= lo_r:
+            continue
+        gains = (instance.edge_utility[edges, lo_r:hi_r] * sizes[i]).T
+        best = np.max(np.maximum(gains, 0.0), axis=1).cumsum()
+        hit = np.flatnonzero(best >= theta)
+        if hit.size:
+            earliest[i] = lo_r + int(hit[0])
+            cheapest[i] = _cheapest_completion(gains, money_rate[instance.edge_pool[edges]] * sizes[i], theta)
+    return earliest, cheapest
+
+
+def floor_bound(instance: Instance, objective: str, *, watch_deadline: bool = True) -> float:
+    """A bound on the optimum from :func:`job_floors`: each job alone, capacity and migration losses relaxed.
+
+    ``cost``: ``sum_i cheapest_i`` (lower); ``completion``:
+    ``sum_i w_i (earliest_i + 1)`` (lower); ``work``: ``sum_i w_i W_i`` over the
+    jobs with ``earliest_i <= D_i`` (upper).  ``inf`` when a job that must
+    complete cannot.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g", base_price=2.0)], [lo.Agent("A", work=1.5)], [lo.Edge("A", "g", 1.0)], rounds=3)
+    >>> floor_bound(inst, "cost"), floor_bound(inst, "completion"), floor_bound(inst, "work")
+    (4.0, 2.0, 1.5)
+    """
+    earliest, cheapest = job_floors(instance, watch_deadline=watch_deadline)
+    if objective == "cost":
+        return float(cheapest.sum())
+    reach = earliest <= instance.last_rounds
+    if objective == "completion":
+        return float(np.dot(instance.weights, earliest + 1.0)) if reach.all() else math.inf
+    return float(np.dot(instance.weights[reach], job_work(instance)[reach]))
+
+
+def build_migration(instance: Instance, *, objective: str = "cost", allow_migration: bool = True,
+                    state: WindowState | None = None, tight: bool = True, floor_rows: bool = False, **_ignored):
     """Declare the time-expanded model; returns ``(model, allocation columns)``.
 
-    Blocks: variables ``x z y m f``; constraints ``capacity demand gang one_pool
+    Blocks: variables ``x z y m f q``; constraints ``capacity demand gang one_pool
     state_run state_keep state_move state_one mig_lower mig_run mig_started
-    mig_same complete monotone stop`` (see ``models/migration.md``).
+    mig_same complete monotone stop floor resume credit`` (see ``models/migration.md``).
+    The bounds ``f_{i,r} = 0`` for ``r < earliest_i`` come from
+    :func:`job_floors`, and so do the rows ``floor`` (per job under ``cost``:
+    its money ``>= cheapest_i``) when ``floor_rows`` (off by default: they
+    lift the LP bound but, measured, stall HiGHS's search for incumbents;
+    ``floor_bound`` certifies the same bound after the solve);
+    ``q``, ``resume`` and ``credit`` are empty unless ``state`` (a
+    rolling-horizon window, :class:`WindowState`) is given.  ``tight=False``
+    leaves out ``floor`` and the fixing (the formulation before them, kept to
+    measure what it buys).
     """
     objective = _check_objective(objective)
     n, R, E = instance.n_agents, instance.rounds, instance.n_edges
@@ -182,6 +452,17 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
     mu = np.array([a.migration_cost for a in instance.agents], dtype=np.float64)
     rr = np.arange(R)
+    if tight:
+        earliest, cheapest = job_floors(instance)
+        if not floor_rows:
+            cheapest = np.full(n, np.inf)
+    else:
+        earliest, cheapest = np.zeros(n, dtype=np.int64), np.full(n, np.inf)
+    if state is not None and objective != "cost":
+        raise InputError("a rolling-horizon window is defined for the cost objective only", path="option strategy")
+    required = np.ones(n, dtype=bool) if state is None else np.asarray(state.required, dtype=bool)
+    initial = np.full(n, -1, dtype=np.int64) if state is None else np.asarray(state.initial_pool, dtype=np.int64)
+    started = initial >= 0
     model = LinearModel("migration", sense="max" if objective == "work" else "min")
     columns = add_allocation(model, instance, integral=True)
     x = columns.block
@@ -193,14 +474,21 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
     y = model.add_variables("y", E * R, upper=1.0, integer=True,
                             description="1 if job i's checkpoint is on pool c after round r (the pool it last ran on)")
     m_upper = np.ones(n * R) if allow_migration else np.zeros(n * R)
-    m_upper[rr.size * np.arange(n)] = 0.0  # no migration in round 0
+    m_upper[rr.size * np.arange(n)] = 0.0  # no migration in round 0 (unless the job resumes from a checkpoint)
+    if allow_migration:
+        m_upper[rr.size * np.flatnonzero(started)] = 1.0
     m = model.add_variables("m", n * R, upper=m_upper, integer=True, description="1 if job i migrates in round r")
-    f_upper = (np.tile(rr, n) >= np.repeat(arrival, R)).astype(float)
+    # f is 0 before the job could complete even alone on the cluster (earliest_i): a valid fixing.
+    f_upper = (np.tile(rr, n) >= np.repeat(np.maximum(arrival, earliest), R)).astype(float)
     f_lower = np.zeros(n * R)
     if objective != "work":
-        f_lower[np.arange(n) * R + last] = 1.0  # every job completes by its deadline
+        f_lower[(np.arange(n) * R + last)[required]] = 1.0  # every job completes by its deadline
     f = model.add_variables("f", n * R, lower=f_lower, upper=f_upper, integer=True,
                             description="1 if job i has completed by the end of round r")
+    # Credited progress of the window's jobs that need not complete (empty outside a rolling window).
+    credited = np.flatnonzero(~required) if state is not None else np.zeros(0, dtype=np.int64)
+    q = model.add_variables("q", credited.size, upper=completion_threshold(work[credited]),
+                            description="progress credited to a job that may carry its work past the window")
 
     def zc(e, r):
         return z.start + e * R + r
@@ -246,6 +534,30 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
         cols=np.concatenate([yc(e_of, r_of), yc(e_of[prev], r_of[prev] - 1), zc(e_of, r_of)]),
         coefs=np.concatenate([ones(E * R), -ones(int(prev.sum())), -ones(E * R)]),
         upper=0.0, n_rows=E * R, description="y[i,c,r] <= y[i,c,r-1] + z[i,c,r]",
+    )
+    # A job resuming from a checkpoint on pool c0 (a rolling window): y[i,c0,-1] = 1.
+    home = np.flatnonzero(started[ea] & (ep == initial[ea]))  # the edge of each started job's checkpoint pool
+    model.constraints["state_move"].upper[home * R] = 1.0
+    away = np.flatnonzero(started[ea] & (ep != initial[ea]))
+    k_away, k_home = away.size, home.size
+    # The third family also needs every z[i,c,0] of the job: one coefficient per edge of a started job.
+    mine0 = np.flatnonzero(started[ea])
+    slot = np.full(n, -1, dtype=np.int64)
+    slot[ea[home]] = np.arange(k_home)
+    model.add_constraints(
+        "resume",
+        rows=np.concatenate([np.arange(k_away), np.arange(k_away), k_away + np.arange(k_home),
+                             k_away + np.arange(k_home), k_away + k_home + np.arange(k_home),
+                             k_away + k_home + slot[ea[mine0]]]),
+        cols=np.concatenate([m.start + ea[away] * R, zc(away, 0), m.start + ea[home] * R, zc(home, 0),
+                             yc(home, 0), zc(mine0, 0)]),
+        coefs=np.concatenate([ones(k_away), -ones(k_away), ones(k_home), ones(k_home), ones(k_home),
+                              ones(mine0.size)]),
+        lower=np.concatenate([np.zeros(k_away), np.full(k_home, -np.inf), np.ones(k_home)]),
+        upper=np.concatenate([np.full(k_away, np.inf), np.ones(k_home), np.full(k_home, np.inf)]),
+        n_rows=k_away + 2 * k_home,
+        description="checkpoint on c0 when the window opens: m[i,0] >= z[i,c,0] (c != c0); "
+                    "m[i,0] + z[i,c0,0] <= 1; y[i,c0,0] + sum_c z[i,c,0] >= 1",
     )
     model.add_constraints("state_one", rows=agent_round, cols=yc(e_of, r_of), coefs=ones(E * R), upper=1.0,
                           n_rows=n * R, description="sum_c y[i,c,r] <= 1")
@@ -301,6 +613,37 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
                           cols=np.concatenate([zc(le, lr), ac(f, ai, ar - 1)]),
                           coefs=ones(lrow.size + arow.size), upper=1.0, n_rows=n * K,
                           description="sum_c z[i,c,r] + f[i,r-1] <= 1: no run after completion  (r >= 1)")
+    # floor: each job pays at least what it would alone (cost; rows of jobs that need not complete are free).
+    # The row is stored divided by h (and scaled to integers when a power of ten makes b_c s_i integral, the
+    # right-hand side then rounded up: the left side is integral), so an integer route (CP-SAT) keeps it exact.
+    floored = np.flatnonzero(required & np.isfinite(cheapest) & (cheapest > 0)) if objective == "cost" else np.zeros(0, dtype=np.int64)
+    on_floor = np.flatnonzero(np.isin(er_agent, floored))
+    rate = instance.base_prices[np.repeat(ep, R)][on_floor] * sizes[er_agent[on_floor]]
+    level = cheapest[floored] / instance.round_hours
+    scale = _row_scale(rate) if rate.size else 1.0
+    if scale is None:
+        floor_lower = level - 1e-9 * np.maximum(1.0, np.abs(level))
+    else:
+        rate = np.round(rate * scale)
+        floor_lower = np.ceil(level * scale - 1e-9 * np.maximum(1.0, np.abs(level * scale)))
+    slot_f = np.full(n, -1, dtype=np.int64)
+    slot_f[floored] = np.arange(floored.size)
+    model.add_constraints("floor", rows=slot_f[er_agent[on_floor]], cols=z.start + on_floor, coefs=rate,
+                          lower=floor_lower, n_rows=floored.size,
+                          description="sum_{c,r} b_c h s_i z[i,c,r] >= cheapest_i (cost objective; stored divided by h)")
+    # credit: q_i <= the window's progress of job i (unscaled row).
+    cj = np.full(n, -1, dtype=np.int64)
+    cj[credited] = np.arange(credited.size)
+    on_z = np.flatnonzero(cj[er_agent] >= 0)
+    on_m = np.flatnonzero(np.repeat(cj, R) >= 0)
+    model.add_constraints(
+        "credit",
+        rows=np.concatenate([np.arange(credited.size), cj[er_agent[on_z]], np.repeat(cj, R)[on_m]]),
+        cols=np.concatenate([q.start + np.arange(credited.size), z.start + on_z, m.start + on_m]),
+        coefs=np.concatenate([ones(credited.size), -progress[on_z], np.repeat(mu, R)[on_m]]),
+        upper=0.0, n_rows=credited.size,
+        description="q_i <= sum_{c,r} u[i,c,r] s_i z[i,c,r] - mu_i sum_r m[i,r]  (rolling window)",
+    )
     weights = instance.weights
     if objective == "work":
         coefs = np.zeros(n * R)
@@ -310,6 +653,11 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
         model.set_objective(f, -np.repeat(weights, R), offset=float(weights.sum() * (R + 1)))
     else:
         model.set_objective(x, instance.base_prices[np.repeat(ep, R)] * instance.round_hours)
+        if state is not None:
+            model.set_objective(q, -np.asarray(state.credit, dtype=float)[credited])
+            bonus = np.zeros(n * R)
+            bonus[(np.arange(n) * R + last)[credited]] = -np.asarray(state.bonus, dtype=float)[credited]
+            model.set_objective(f, bonus)
     return model, columns
 
 
@@ -343,6 +691,71 @@ def replay(instance: Instance, chosen: np.ndarray, *, tol: float = COMPLETION_TO
         stats.append({"work": float(work[i]), "work_done": float(done), "completion_round": when,
                       "migrations": len(moves), "migration_rounds": moves, "money": money})
     return kept, stats
+
+
+def schedule_columns(model: LinearModel, instance: Instance, kept: np.ndarray, stats: list[dict]) -> np.ndarray | None:
+    """The column vector of a replayed schedule in the model :func:`build_migration` declared; None if it violates a row.
+
+    ``z_{i,c,r} = 1`` where the job runs, ``x = s_i z``, ``y`` the pool it last
+    ran on, ``m`` its migration rounds, ``f_{i,r} = 1`` from its completion round
+    on.  The vector is checked against every bound and row of ``model`` (within
+    ``1e-6``) before it is returned, so a start that the model would reject
+    (a baseline moving a job under ``migration_free``, a job ending with negative
+    progress under ``work``) is refused rather than passed on.
+    """
+    E, R, n = instance.n_edges, instance.rounds, instance.n_agents
+    values = np.zeros(model.n_cols)
+    sizes = job_sizes(instance)
+    runs = np.zeros((E, R))
+    state = np.zeros((E, R))
+    moves, done = np.zeros((n, R)), np.zeros((n, R))
+    for i in range(n):
+        home = -1
+        for r in range(R):
+            e = int(kept[i, r])
+            if e >= 0:
+                runs[e, r] = 1.0
+                home = e
+            if home >= 0:
+                state[home, r] = 1.0
+        for r in stats[i]["migration_rounds"]:
+            moves[i, r] = 1.0
+        t = stats[i]["completion_round"]
+        if t is not None:
+            done[i, t:] = 1.0
+    values[model.variables["z"].slice] = runs.reshape(-1)
+    values[model.variables["x"].slice] = (runs * sizes[instance.edge_agent][:, None]).reshape(-1)
+    values[model.variables["y"].slice] = state.reshape(-1)
+    values[model.variables["m"].slice] = moves.reshape(-1)
+    values[model.variables["f"].slice] = done.reshape(-1)
+    return values if model.max_violation(values) <= 1e-6 else None
+
+
+def baseline_starts(instance: Instance, objective: str, model: LinearModel) -> list[tuple[str, float, np.ndarray]]:
+    """Feasible starts for ``model``: ``(name, objective, columns)``, best first (empty when none fits).
+
+    The start is the greedy schedule of
+    :func:`laissez_opt.exact.migration_rolling.greedy_schedule` (jobs by
+    deadline, then in order; each stays on the pool of its checkpoint when it
+    has room, else takes the free fitting pool of least money per unit of work,
+    the rule of ``fcfs_static`` under ``cost``), replayed (:func:`replay`),
+    scored (:func:`objective_value`) and converted by
+    :func:`schedule_columns`, which checks it against every row of the model.
+    The baselines ``fcfs_static`` and ``myopic`` themselves live in the
+    heuristics layer, which the exact layer does not import.  Under ``work``
+    the empty schedule is the start instead (see :func:`solve_migration`).
+    """
+    from .migration_rolling import greedy_schedule
+
+    if objective == "work":
+        return []
+    found = greedy_schedule(instance)
+    if found is None:
+        return []
+    kept, stats = found
+    value = objective_value(instance, stats, objective)
+    columns = None if value is None else schedule_columns(model, instance, kept, stats)
+    return [] if columns is None else [("greedy", value, columns)]
 
 
 def objective_value(instance: Instance, stats: list[dict], objective: str) -> float | None:
@@ -424,18 +837,46 @@ def solve_migration(
     verbose: bool = False,
     backend: str | None = None,
     method: str = "migration",
+    strategy: str = "auto",
+    window: int = 4,
+    overlap: int = 2,
+    starts: bool = True,
 ) -> Result:
-    """Solve the migration-aware schedule exactly; see the module docstring.
+    """Solve the migration-aware schedule; see the module docstring.
 
-    ``details`` holds per job the pool of each round (``schedule``), its
-    migrations, completion round and money paid; ``payments`` the money.
+    ``strategy`` (:func:`pick_strategy`): ``monolithic`` solves the whole
+    horizon (tightened by :func:`job_floors`, the greedy schedule as the
+    incumbent when ``starts``; the bound is the better of the solver's and
+    :func:`floor_bound`); ``rolling`` hands over to
+    :func:`laissez_opt.exact.migration_rolling.solve_rolling` (``window``,
+    ``overlap``).  ``details`` holds per job the pool of each round
+    (``schedule``), its migrations, completion round and money paid;
+    ``payments`` the money.
     """
     objective = _check_objective(objective)
-    params = {"time_limit": time_limit, "via": via, "allow_migration": allow_migration, "objective": objective}
+    if not (isinstance(overlap, int) and isinstance(window, int) and 0 <= overlap < window):
+        raise InputError(f"overlap must be less than window, got overlap {overlap!r} and window {window!r}",
+                         path="option overlap")
+    chosen_strategy = pick_strategy(instance, objective, strategy)
+    params = {"time_limit": time_limit, "via": via, "allow_migration": allow_migration, "objective": objective,
+              "strategy": chosen_strategy}
     reasons = obstacles(instance, objective)
     if reasons:
         return Result(instance=instance.name, method=method, status="infeasible", solver=solver, route="pre-check",
                       message="; ".join(reasons), params=params)
+    if chosen_strategy == "rolling":
+        from .migration_rolling import solve_rolling
+
+        params.update(window=window, overlap=overlap)
+        try:
+            return solve_rolling(instance, window=window, overlap=overlap, time_limit=time_limit, threads=threads,
+                                 mip_gap=mip_gap, allow_migration=allow_migration, method=method, params=params)
+        except NoSolutionError as exc:
+            # Windows can paint themselves into a corner (capacity left too late): solve the whole horizon instead.
+            fallback = f"{exc}; solved the whole horizon instead"
+            params["strategy"] = "monolithic"
+    else:
+        fallback = ""
     try:
         model, columns = build_migration(instance, objective=objective, allow_migration=allow_migration)
     except TimeLimitReached as stop:
@@ -454,6 +895,9 @@ def solve_migration(
     # Under the work objective nothing is required to finish, so the empty schedule (every column 0)
     # is feasible: the incumbent should the time limit stop the solver before it finds one.
     start = np.zeros(model.n_cols) if objective == "work" else None
+    found = baseline_starts(instance, objective, model) if starts else []
+    if found:
+        start = found[0][2]
     solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads, mip_gap=mip_gap,
                            verbose=verbose, backend=backend, start=start)
     common = dict(solver=solution.solver, route=solution.route, solver_status=solution.solver_status,
@@ -461,7 +905,8 @@ def solve_migration(
     if solution.status == "infeasible":
         what = "finishes every job by its deadline" + ("" if allow_migration else " without migrating")
         return Result(instance=instance.name, method=method, status="infeasible", params=params,
-                      message=f"no schedule {what} within the pool capacities", **common)
+                      message=(fallback + "; " if fallback else "") + f"no schedule {what} within the pool capacities",
+                      **common)
     E, R = instance.n_edges, instance.rounds
     runs = np.round(solution.block(model, "z")).reshape(E, R) > 0.5
     chosen = np.full((instance.n_agents, R), -1, dtype=np.int64)
@@ -484,10 +929,20 @@ def solve_migration(
         message = (message + "; " if message else "") + (
             f"the solver's optimum {solution.objective!r} replays to {value!r} (a completion met only within "
             "the solver's feasibility tolerance); not proven optimal")
+    bound = solution.bound
+    floor = floor_bound(instance, objective, watch_deadline=False)  # the run's time may be up: finish the report
+    if bound is None or (floor < bound if objective == "work" else floor > bound):
+        bound = floor
+    gap = relative_gap(value, bound)
+    if status == "time_limit" and gap is not None and gap <= max(mip_gap, 1e-9):
+        status = "optimal"
+        message = (message + "; " if message else "") + "proven optimal: the incumbent meets the per-job floor bound"
+    if fallback:
+        message = fallback + ("; " + message if message else "")
     result = schedule_result(instance, method, kept, stats, objective, status=status, params=params,
                              message=message, **common)
-    result.bound = solution.bound
-    result.gap = relative_gap(result.objective, solution.bound)
+    result.bound = bound
+    result.gap = relative_gap(result.objective, bound)
     return result
 
 

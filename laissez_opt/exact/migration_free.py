@@ -43,11 +43,16 @@ def solve_migration_free(
     mip_gap: float = 1e-7,
     verbose: bool = False,
     backend: str | None = None,
+    strategy: str = "auto",
+    window: int = 4,
+    overlap: int = 2,
+    starts: bool = True,
 ) -> Result:
     """:func:`~laissez_opt.exact.migration.solve_migration` with ``allow_migration=False``."""
     return solve_migration(instance, objective=objective, solver=solver, via=via, time_limit=time_limit,
                            threads=threads, mip_gap=mip_gap, verbose=verbose, backend=backend,
-                           allow_migration=False, method="migration_free")
+                           allow_migration=False, method="migration_free", strategy=strategy, window=window,
+                           overlap=overlap, starts=starts)
 
 
 METHOD = Method(
