@@ -373,3 +373,14 @@ def test_vcg_with_bids_and_long_rounds_is_proven():
     assert report.proven, report.failure
     assert {a: float(Fraction(p)) for a, p in report.exact["payments"].items()} == pytest.approx(result.payments)
     assert not lo.probe_truthfulness(inst, "vcg", budget=40).profitable
+
+
+def test_tiny_utilities_are_not_rounded_away():
+    """A utility of 1.192092896e-8 (found by hypothesis) sits below HiGHS's absolute reduced-cost tolerance (1e-7): without the
+    objective scale the LP stopped at zero and the certificate caught it."""
+    inst = lo.Instance(pools=[lo.Pool("P", count=1)], agents=[lo.Agent("A")],
+                       edges=[lo.Edge("A", "P", 1.192092896e-08)], name="tiny")
+    for solver in ("auto", "highs"):
+        result = lo.solve(inst, "welfare", solver=solver)
+        assert result.objective == 1.192092896e-08, (solver, result.objective, result.route)
+        assert certify(inst, result).proven

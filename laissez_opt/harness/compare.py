@@ -743,7 +743,7 @@ class _StoreFeed:
     def release_all(self) -> None:
         """Drop every claim still held (the comparison stops early)."""
         for key in list(self.claims):
-            self.store.release(self.claims.pop(key))
+            self.store.release(self.claims.pop(key), interrupted=True)
 
 
 def parse_run_memory(value, workers: int = 1) -> int | None:

@@ -355,8 +355,16 @@ class RunStore:
             return Claim(key, path, fd, None)
         return None
 
-    def release(self, claim: Claim) -> None:
-        """Give up ``claim``: the claim file goes first, then the lock."""
+    def release(self, claim: Claim, *, interrupted: bool = False) -> None:
+        """Give up ``claim``: the claim file goes first, then the lock.
+
+        ``interrupted``: the holder stops early (a signal), possibly inside a write of
+        the key's record: its temporary file is removed first, since only the claim's
+        holder writes the key (a signal between creating the file and the write's own
+        clean-up would otherwise leave it behind).
+        """
+        if interrupted:
+            self._remove_partial_writes(claim.key)
         try:
             claim.path.unlink()
         except FileNotFoundError:

@@ -60,6 +60,31 @@ def highs_duals(h, column_lower: np.ndarray, row_lower: np.ndarray, *, basis: bo
                  row_basis, column_basis)
 
 
+#: Objectives whose largest coefficient is below this are scaled up by HiGHS (:func:`objective_scale`).
+SMALL_OBJECTIVE = 2.0 ** -7
+
+
+def objective_scale(objective: np.ndarray) -> int:
+    """The power-of-two exponent ``s`` that brings the largest ``|c_j|`` into ``[0.5, 1)``, when it is below
+    :data:`SMALL_OBJECTIVE`; 0 otherwise.
+
+    HiGHS's optimality tolerances are absolute (reduced costs of ``1e-7``), so an
+    objective of tiny coefficients (utilities of ``1e-8``) would be declared optimal
+    at zero.  HiGHS applies the scale ``2^s`` itself (option ``user_objective_scale``)
+    and reports the objective, bound and duals unscaled; a power of two changes no
+    digit of them.
+
+    >>> objective_scale(np.array([1.1920929e-08, 0.0])), objective_scale(np.array([0.5, 3.0]))
+    (26, 0)
+    """
+    if objective.size == 0:
+        return 0
+    largest = float(np.max(np.abs(objective)))
+    if not 0 < largest < SMALL_OBJECTIVE or not np.isfinite(largest):
+        return 0
+    return int(-np.floor(np.log2(largest))) - 1
+
+
 def _pass_model(h, model: LinearModel, integral: bool) -> None:
     """Hand the declaration's arrays to ``h`` in one call (highspy's array overload of ``passModel``).
 
@@ -158,6 +183,9 @@ def solve_highs(
         # The default absolute gap (1e-6) would call a solution optimal that is 1e-6 short.
         h.setOptionValue("mip_abs_gap", 1e-9)
     _pass_model(h, model, integral)
+    scale = objective_scale(model.objective)
+    if scale:
+        h.setOptionValue("user_objective_scale", scale)
     # No MIP start is handed to HiGHS (``setSolution``): HiGHS 1.13.1 then returns a worse point
     # labelled optimal on some MIPs (found by brute force on the migration model, in both senses).
     # ``solve_model`` keeps a method's start and uses it when it beats what the solver returns.
