@@ -273,3 +273,21 @@ def test_lo_generate_stays_a_function():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+_IDS = st.text(alphabet=st.sampled_from(list('ab"\\\x01\x1f é✓z_-. ')), min_size=1, max_size=6).filter(lambda s: s == s.strip())
+_REALS = st.one_of(st.floats(min_value=0, max_value=1e9, allow_nan=False), st.integers(0, 10**6))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_IDS, _IDS, _REALS, st.one_of(st.none(), _REALS), st.one_of(st.none(), _REALS),
+                          st.booleans()), min_size=1, max_size=8, unique_by=lambda t: (t[0], t[1])))
+def test_edge_lines_are_the_json_module_lines(rows):
+    """The directly formatted edge lines equal ``json.dumps`` of the canonical records, escapes included."""
+    from laissez_opt.io.instance_file import _edge_lines, _one_line, instance_to_dict
+
+    agents = sorted({a for a, *_ in rows})
+    pools = sorted({p for _, p, *_ in rows})
+    edges = [Edge(a, p, (u, u) if per_round else u, bid=b, cost=c) for a, p, u, b, c, per_round in rows]
+    inst = Instance(pools=[Pool(p) for p in pools], agents=[Agent(a) for a in agents], edges=edges, rounds=2)
+    assert _edge_lines(inst) == [_one_line(e) for e in instance_to_dict(inst)["edges"]]
