@@ -68,13 +68,21 @@ def jobs_instance(n: int, rounds: int, seed: int = 0) -> Instance:
         length = int(rng.integers(2, max(2, rounds // 4) + 1))
         arrival = int(rng.integers(0, max(1, rounds // 2)))
         agents.append(Agent(f"j{j}", work=1.0, demand=1, arrival=arrival, migration_cost=0.02))
-        no_trainium = rng.random() < 0.3
-        for name, _, speed, _ in TYPES:
-            factor = float(rng.uniform(0.7, 1.3)) if name != "A10" else 1.0
-            if name == "Trainium" and no_trainium:
-                continue
-            edges.append(Edge(f"j{j}", name, round(speed * factor / length, 6)))
+        edges += _job_edges(rng, f"j{j}", length)
     return Instance(pools, agents, edges, rounds=rounds, round_hours=5 / 60, name=f"jobs-{n}x{rounds}")
+
+
+def _job_edges(rng, job: str, length: int) -> list[Edge]:
+    """A job's edges: each type's speed times a job factor 0.7 .. 1.3 (1 on A10), over ``length``;
+    30 % of the jobs cannot use Trainium.  The draws' order is part of the seeded workload."""
+    no_trainium = rng.random() < 0.3
+    edges = []
+    for name, _, speed, _ in TYPES:
+        factor = float(rng.uniform(0.7, 1.3)) if name != "A10" else 1.0
+        if name == "Trainium" and no_trainium:
+            continue
+        edges.append(Edge(job, name, round(speed * factor / length, 6)))
+    return edges
 
 
 #: Shares of the devices per type in :func:`cluster_instance`.
@@ -98,12 +106,7 @@ def cluster_instance(n: int, rounds: int, devices: int, seed: int = 0) -> Instan
         arrival = int(rng.integers(0, max(1, (3 * rounds) // 4)))
         deadline = min(rounds - 1, arrival + 4 * length) if rng.random() < 0.25 else None
         agents.append(Agent(f"j{j}", work=1.0, demand=1, arrival=arrival, deadline=deadline, migration_cost=0.02))
-        no_trainium = rng.random() < 0.3
-        for name, _, speed, _ in TYPES:
-            factor = float(rng.uniform(0.7, 1.3)) if name != "A10" else 1.0
-            if name == "Trainium" and no_trainium:
-                continue
-            edges.append(Edge(f"j{j}", name, round(speed * factor / length, 6)))
+        edges += _job_edges(rng, f"j{j}", length)
     return Instance(pools, agents, edges, rounds=rounds, round_hours=5 / 60, name=f"cluster-{n}x{rounds}x{devices}")
 
 

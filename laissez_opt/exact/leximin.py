@@ -101,7 +101,6 @@ from ..limits import SizeEstimate, remaining
 from ..method_spec import Option
 from ..modeling import LinearModel, solve_model
 from ..modeling.linear import ConstraintBlock, VariableBlock
-from ..modeling.solution import relative_gap
 from .common import allocation_size
 
 __all__ = [
@@ -225,6 +224,25 @@ class LeximinPlan:
         return np.bincount(self.agent, weights=self.coef * block_values, minlength=self.n_agents)
 
 
+def value_unit(coef: np.ndarray) -> float:
+    """The unit the leximin engine works in for normalised value coefficients ``coef``: 1, or
+    ``1 / max coef`` when every coefficient lies far from 1.
+
+    Solvers drop coefficients below about 1e-9 and lose accuracy above 1e9: pools of millions
+    of devices make equal-share normalised values tiny, so the engine then works in units of
+    the largest one and scales the results back.  Refuses coefficients that overflowed.
+
+    >>> value_unit(np.array([0.5, 2.0])), value_unit(np.array([1e-6, 4e-6]))
+    (1.0, 250000.0)
+    """
+    if not np.all(np.isfinite(coef)):
+        raise InputError("the normalised values overflow (a weight or a normaliser is too close to 0 for floating "
+                         "point); rescale the weights or the utilities", path="instance")
+    positive = coef[coef > 0]
+    top = float(positive.max()) if positive.size else 1.0
+    return 1.0 / top if not 1e-3 <= top <= 1e3 else 1.0
+
+
 def declare_leximin(
     model: LinearModel,
     block: VariableBlock,
@@ -246,15 +264,7 @@ def declare_leximin(
     Columns with ``coef = 0`` are fixed at 0 (they add no value).
     """
     coef = np.asarray(coef, dtype=np.float64)
-    if not np.all(np.isfinite(coef)):
-        raise InputError("the normalised values overflow (a weight or a normaliser is too close to 0 for floating "
-                         "point); rescale the weights or the utilities", path="instance")
-    # Solvers drop coefficients below about 1e-9 and lose accuracy above 1e9: when every value
-    # coefficient lies far from 1 (pools of millions of devices make equal-share normalised values
-    # tiny), the engine works in units of the largest one and the results are scaled back.
-    positive = coef[coef > 0]
-    top = float(positive.max()) if positive.size else 1.0
-    unit = 1.0 / top if not 1e-3 <= top <= 1e3 else 1.0
+    unit = value_unit(coef)
     coef = coef * unit
     agent = np.asarray(agent, dtype=np.int64)
     n = int(agent.max(initial=-1)) + 1 if n_agents is None else int(n_agents)
@@ -360,12 +370,7 @@ def levels_plan(
     t_entries = t_entries[np.argsort(level.rows[t_entries], kind="stable")]  # entry of t in row k
     valued = np.flatnonzero(~on_t)
     coef = np.bincount(level.cols[valued] - block.start, weights=level.coefs[valued], minlength=block.size)
-    if not np.all(np.isfinite(coef)):
-        raise InputError("the normalised values overflow (a weight or a normaliser is too close to 0 for floating "
-                         "point); rescale the weights or the utilities", path="instance")
-    positive = coef[coef > 0]
-    top = float(positive.max()) if positive.size else 1.0
-    unit = 1.0 / top if not 1e-3 <= top <= 1e3 else 1.0
+    unit = value_unit(coef)
     if unit != 1.0:
         coef = coef * unit
         level.coefs[valued] *= unit
