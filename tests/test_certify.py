@@ -384,3 +384,13 @@ def test_tiny_utilities_are_not_rounded_away():
         result = lo.solve(inst, "welfare", solver=solver)
         assert result.objective == 1.192092896e-08, (solver, result.objective, result.route)
         assert certify(inst, result).proven
+
+
+def test_subnormal_utilities_solve():
+    """A subnormal utility (2.2e-311, found by hypothesis) asked for a scale 2^1032, which is not a
+    finite double; the scale is capped and the solve still finds the optimum."""
+    inst = lo.Instance(pools=[lo.Pool("P", count=1)], agents=[lo.Agent("A", weight=0.1)],
+                       edges=[lo.Edge("A", "P", 2.225073858507e-311)], name="subnormal")
+    for solver in ("auto", "highs"):
+        result = lo.solve(inst, "welfare", solver=solver)
+        assert result.status == "optimal" and result.allocation, (solver, result.objective)

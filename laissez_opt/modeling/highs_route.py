@@ -62,11 +62,13 @@ def highs_duals(h, column_lower: np.ndarray, row_lower: np.ndarray, *, basis: bo
 
 #: Objectives whose largest coefficient is below this are scaled up by HiGHS (:func:`objective_scale`).
 SMALL_OBJECTIVE = 2.0 ** -7
+#: The largest exponent :func:`objective_scale` returns (``2^1020`` is a finite double).
+MAX_OBJECTIVE_SCALE = 1020
 
 
-def objective_scale(objective: np.ndarray) -> int:
-    """The power-of-two exponent ``s`` that brings the largest ``|c_j|`` into ``[0.5, 1)``, when it is below
-    :data:`SMALL_OBJECTIVE`; 0 otherwise.
+def objective_scale(objective: np.ndarray, offset: float = 0.0) -> int:
+    """The power-of-two exponent ``s`` that brings the largest ``|c_j|`` (and ``|offset|``) into ``[0.5, 1)``,
+    when it is below :data:`SMALL_OBJECTIVE`; 0 otherwise.
 
     HiGHS's optimality tolerances are absolute (reduced costs of ``1e-7``), so an
     objective of tiny coefficients (utilities of ``1e-8``) would be declared optimal
@@ -76,13 +78,17 @@ def objective_scale(objective: np.ndarray) -> int:
 
     >>> objective_scale(np.array([1.1920929e-08, 0.0])), objective_scale(np.array([0.5, 3.0]))
     (26, 0)
+    >>> objective_scale(np.array([2.225073858507e-311]))   # subnormal: as far as a finite 2^s goes
+    1020
     """
     if objective.size == 0:
         return 0
-    largest = float(np.max(np.abs(objective)))
+    largest = max(float(np.max(np.abs(objective))), abs(float(offset)))
     if not 0 < largest < SMALL_OBJECTIVE or not np.isfinite(largest):
         return 0
-    return int(-np.floor(np.log2(largest))) - 1
+    # Capped so that 2^s stays a finite double: subnormal coefficients (below 2^-1022) are scaled
+    # only as far as that allows.
+    return min(int(-np.floor(np.log2(largest))) - 1, MAX_OBJECTIVE_SCALE)
 
 
 def _pass_model(h, model: LinearModel, integral: bool) -> None:
@@ -183,7 +189,7 @@ def solve_highs(
         # The default absolute gap (1e-6) would call a solution optimal that is 1e-6 short.
         h.setOptionValue("mip_abs_gap", 1e-9)
     _pass_model(h, model, integral)
-    scale = objective_scale(model.objective)
+    scale = objective_scale(model.objective, model.objective_offset)
     if scale:
         h.setOptionValue("user_objective_scale", scale)
     # No MIP start is handed to HiGHS (``setSolution``): HiGHS 1.13.1 then returns a worse point
