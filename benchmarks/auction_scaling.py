@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 import laissez_opt as lo
 from laissez_opt.heuristics.auction import auction_matrix
 
@@ -80,11 +80,6 @@ auction_matrix([[3.0, 1.0], [2.0, 2.5]])
 t3 = time.perf_counter()
 print(t1 - t0, t2 - t1, t3 - t2)
 """
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def _timed(fn):
@@ -332,8 +327,8 @@ def main(argv=None) -> int:
               f"verify {r['verify_s']:.4f} s), cold {r['solve_cold_s']:.3f} s ({r['cold_ratio']:.1f}x)", flush=True)
     out = Path(args.out)
     payload = {"meta": meta, "compile": compile_info, "assignment": rows, "end_to_end": e2e, "public_path": public}
-    _write_atomic(out / "auction_scaling.json", json.dumps(payload, indent=2) + "\n")
-    _write_atomic(out / "auction_scaling.md", markdown(rows, e2e, compile_info, meta, public))
+    write_report(out / "auction_scaling.json", json.dumps(payload, indent=2) + "\n")
+    write_report(out / "auction_scaling.md", markdown(rows, e2e, compile_info, meta, public))
     bad = [r for r in rows if r["gap"] < -1e-9 or r["bound_gap"] < -1e-12]
     return 1 if bad else 0
 

@@ -49,7 +49,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 import laissez_opt as lo
 from laissez_opt.harness import Comparison, compare, write_reports
 from laissez_opt.methods import METHODS
@@ -68,11 +68,6 @@ VARIANTS = (
     ("gandiva_fair", "gandiva_fair:trading", {"trading": True}),
 )
 SHORT = {"weighted_welfare": "welfare", "min_phi": "min phi", "max_rho": "max rho"}
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def _sizes(text: str) -> list[tuple[int, int, int]]:
@@ -266,8 +261,8 @@ def main(argv=None) -> int:
     report = {"machine": machine, "time_limit": limit, "workers": args.workers, "wall_s": elapsed,
               "families": families, "family_params": FAMILY_PARAMS, "sizes": [list(s) for s in sizes],
               "methods": methods, "objectives": list(OBJECTIVES), "auction_skipped": skipped, "overall": overall, "cells": cells, "runs": rows}
-    _write_atomic(out / "heuristics_gap.json", json.dumps(_clean(report), indent=1) + "\n")
-    _write_atomic(out / "heuristics_gap.md", text)
+    write_report(out / "heuristics_gap.json", json.dumps(_clean(report), indent=1) + "\n")
+    write_report(out / "heuristics_gap.md", text)
     return 0
 
 

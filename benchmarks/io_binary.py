@@ -45,13 +45,12 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from _machine import machine as machine_of  # noqa: E402
+from _common import machine as machine_of, write_report  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from laissez_opt.generate import generate  # noqa: E402
 from laissez_opt.io import dumps_instance, instance_from_dict, load_instance, save_instance  # noqa: E402
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic  # noqa: E402
 
 DEFAULT_SIZES = "100x10:dense,1000x10:dense,1000x100:dense,10000x100:dense"
 QUICK_SIZES = "100x10:dense,1000x10:dense"
@@ -168,11 +167,6 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", help=f"comma-separated sizes (default {DEFAULT_SIZES})")
@@ -204,8 +198,8 @@ def main(argv: list[str] | None = None) -> int:
                                        "median_s": whole_process(paths, process_repeat, work)}
     table = markdown(report)
     log("\n" + table)
-    write_atomic(args.out / "io_binary.json", json.dumps(report, indent=2, allow_nan=False) + "\n")
-    write_atomic(args.out / "io_binary.md", table)
+    write_report(args.out / "io_binary.json", json.dumps(report, indent=2, allow_nan=False) + "\n")
+    write_report(args.out / "io_binary.md", table)
     ok = all(s["same_instance"] for s in report["sizes"])
     big = [s for s in report["sizes"] if s["edges"] >= HEADLINE_EDGES]
     for s in big:

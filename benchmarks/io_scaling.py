@@ -53,9 +53,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from _machine import machine as machine_of  # noqa: E402
+from _common import machine as machine_of, write_report  # noqa: E402
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
 import laissez_opt as lo  # noqa: E402
 from laissez_opt.analysis.verify import verify  # noqa: E402
 from laissez_opt.generate import generate  # noqa: E402
@@ -262,11 +261,6 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", help=f"comma-separated sizes (default {DEFAULT_SIZES})")
@@ -288,8 +282,8 @@ def main(argv: list[str] | None = None) -> int:
             report["sizes"].append(measure(size, args.repeat, args.process_repeat, Path(tmp), log))
     table = markdown(report)
     log("\n" + table)
-    write_atomic(args.out / "io_scaling.json", json.dumps(report, indent=2, allow_nan=False) + "\n")
-    write_atomic(args.out / "io_scaling.md", table)
+    write_report(args.out / "io_scaling.json", json.dumps(report, indent=2, allow_nan=False) + "\n")
+    write_report(args.out / "io_scaling.md", table)
     ok = all(s["same_instance"] and s["verified"] for s in report["sizes"])
     log(f"same instance on both paths and verified on every size: {'yes' if ok else 'NO'}; "
         f"results in {args.out.name}/io_scaling.{{json,md}}")

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import t as student_t
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 from laissez_opt.simulate.market.compare import METHODS, evaluate, scenario
 
 SETUPS = [("table1", "scarce"), ("table1", "plentiful"), ("gavel", "scarce"), ("neocloud", "scarce"),
@@ -47,11 +47,6 @@ def interval(values):
         return {"mean": math.nan, "ci": math.nan, "n": 0}
     half = float(student_t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
     return {"mean": float(v.mean()), "ci": half, "n": int(v.size)}
-
-
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def main() -> None:
@@ -92,7 +87,7 @@ def main() -> None:
             summary.append(entry)
     meta = {"seeds": args.seeds, "tenants": args.tenants, "time_limit_s": args.time_limit,
             "wall_s": time.perf_counter() - started, "machine": platform.platform(), "cpus": os.cpu_count()}
-    write(out / "market_vs_optimum.json", json.dumps({"meta": meta, "rows": rows, "summary": summary}, indent=1,
+    write_report(out / "market_vs_optimum.json", json.dumps({"meta": meta, "rows": rows, "summary": summary}, indent=1,
                                                       default=float) + "\n")
     lines = ["# Market vs fcfs_static, myopic and the offline optimum", "",
              f"{args.seeds} seeds per setting, {args.tenants} tenants, optimum time limit {args.time_limit:g} s; "
@@ -112,7 +107,7 @@ def main() -> None:
                      f"{f(e['base_cost'])} | {f(e['tenant_cost'])} | {f(e['utilisation'])} | "
                      f"{f(e['mean_completion'], 2)} | {f(e['migrations'], 1)} | {f(e['completed'], 1)} | "
                      f"{e['optimal_runs']}/{args.seeds} |")
-    write(out / "market_vs_optimum.md", "\n".join(lines) + "\n")
+    write_report(out / "market_vs_optimum.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

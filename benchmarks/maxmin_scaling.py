@@ -46,7 +46,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 
 import numpy as np
 
@@ -56,11 +56,6 @@ QUICK_SIZES = "1024,1024:caps"
 TARGET_S = 1.0
 TARGET_JOBS = 1024
 RTOL = 1e-6
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def parse_sizes(text: str) -> list[tuple[int, bool]]:
@@ -176,8 +171,8 @@ def main(argv=None) -> int:
         print(f"target: gavel {TARGET_JOBS}x3 whole leximin in {total:.3f} s (lo.solve, warm) < {TARGET_S} s: "
               f"{'met' if total < TARGET_S else 'NOT met'}")
     out = Path(args.out)
-    _write(out / "maxmin_scaling.json", json.dumps(report, indent=2) + "\n")
-    _write(out / "maxmin_scaling.md", markdown(report))
+    write_report(out / "maxmin_scaling.json", json.dumps(report, indent=2) + "\n")
+    write_report(out / "maxmin_scaling.md", markdown(report))
     return 0 if agree_all else 1
 
 

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 import laissez_opt as lo
 from laissez_opt.errors import NoSolutionError
 from laissez_opt.exact.migration import build_migration
@@ -158,11 +158,6 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
-
-
 #: The cluster sweep: (jobs, rounds, devices, time limit s); the first and last are issue 12's targets.
 CLUSTER_POINTS = ((20, 20, 10, 10.0), (50, 24, 10, 60.0), (100, 48, 20, 60.0), (200, 48, 30, 60.0), (500, 48, 50, 60.0))
 CLUSTER_QUICK = ((20, 20, 10, 5.0), (50, 24, 10, 5.0))
@@ -236,12 +231,12 @@ def main_cluster(quick: bool, out: Path, repeats: int, old: bool) -> int:
     machine = {"python": platform.python_version(), "cpu_count": os.cpu_count(), "platform": platform.platform()}
     report = {"benchmark": "migration_cluster", "quick": quick, "repeats": repeats, "machine": machine, "points": rows}
     out.mkdir(parents=True, exist_ok=True)
-    _write(out / "migration_cluster.json", json.dumps(report, indent=2, default=float) + "\n")
+    write_report(out / "migration_cluster.json", json.dumps(report, indent=2, default=float) + "\n")
     text = (f"# migration at cluster scale ({'quick' if quick else 'full'})\n\n"
             f"`lo.solve(inst, \"migration\", objective=\"cost\", time_limit=L, threads=1)` (strategy auto), median of "
             f"{repeats} runs at the 10 s points, one run at the 60 s points; the old formulation (no floors, no starts, whole horizon) once with the same limit. "
             f"Gaps are against each route's own certified bound.\n\n{cluster_table(rows)}\n")
-    _write(out / "migration_cluster.md", text)
+    write_report(out / "migration_cluster.md", text)
     print(cluster_table(rows))
     return 0
 
@@ -280,12 +275,12 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report = {"benchmark": "migration_scaling", "quick": args.quick, "machine": machine, "summary": summary, "points": rows}
-    _write(out / "migration_scaling.json", json.dumps(report, indent=2, default=float) + "\n")
+    write_report(out / "migration_scaling.json", json.dumps(report, indent=2, default=float) + "\n")
     text = (f"# migration scaling ({'quick' if args.quick else 'full'})\n\n"
             f"HiGHS, one thread, objective cost, time limit {limit:g} s per solve. "
             f"Baseline gaps are against the proven bound.\n\n{table(rows)}\n\n"
             f"First point needing the time limit: {summary['first_point_needing_the_limit']}\n")
-    _write(out / "migration_scaling.md", text)
+    write_report(out / "migration_scaling.md", text)
     print(table(rows))
     print(f"first point needing the time limit: {summary['first_point_needing_the_limit']}")
     return 0

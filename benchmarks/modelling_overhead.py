@@ -52,8 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _machine import machine as machine_of
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import machine as machine_of, write_report
 import laissez_opt as lo
 from laissez_opt.declare import capacity, demand, welfare
 from laissez_opt.exact.common import add_allocation
@@ -231,11 +230,6 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", help=f"comma-separated sizes (default {DEFAULT_SIZES})")
@@ -260,8 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         report["sizes"].append(measure(size, args.repeat, args.min_time, log))
     table = markdown(report)
     log("\n" + table)
-    write_atomic(args.out / "modelling_overhead.json", json.dumps(report, indent=2, allow_nan=False) + "\n")
-    write_atomic(args.out / "modelling_overhead.md", table)
+    write_report(args.out / "modelling_overhead.json", json.dumps(report, indent=2, allow_nan=False) + "\n")
+    write_report(args.out / "modelling_overhead.md", table)
     identical = all(s["identical_lp"] for s in report["sizes"])
     log(f"same LP on every size: {'yes' if identical else 'NO'}; results in {args.out.name}/modelling_overhead.{{json,md}}")
     return 0 if identical else 1

@@ -58,7 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 import laissez_opt as lo
 from laissez_opt.heuristics.mtf import apportion, mtf_round, preferences_from_matrix
 
@@ -70,11 +70,6 @@ QUICK_PUBLIC_SIZES = "200x100x5"
 THRESHOLDS = (0.0, 0.5)
 TARGET = 3.0
 SEED = 1
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def _best(fn, *, min_seconds: float = 0.3, max_runs: int = 30):
@@ -333,8 +328,8 @@ def main(argv=None) -> int:
     print(f"largest size of this run ({worst['agents']} agents, {worst['devices']} devices): ratio {worst['ratio']:.2f} ({verdict} the target {TARGET:g})")
     out = Path(args.out)
     payload = {"meta": meta, "target": TARGET, "sizes": rows, "public_path": public, "thesis_scale": thesis}
-    _write_atomic(out / "mtf_scaling.json", json.dumps(payload, indent=2) + "\n")
-    _write_atomic(out / "mtf_scaling.md", markdown(rows, thesis, meta, public))
+    write_report(out / "mtf_scaling.json", json.dumps(payload, indent=2) + "\n")
+    write_report(out / "mtf_scaling.md", markdown(rows, thesis, meta, public))
     return 0
 
 

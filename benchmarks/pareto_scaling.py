@@ -35,17 +35,12 @@ from pathlib import Path
 
 import numpy as np
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 import laissez_opt as lo
 from laissez_opt.exact.pareto import pareto_check
 
 SIZES = [(100, 10), (1000, 100), (5000, 100)]
 QUICK_SIZES = [(100, 10), (1000, 100)]
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def time_equal_amounts(inst) -> np.ndarray:
@@ -155,9 +150,9 @@ def main(argv=None) -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
     }
     out = Path(args.out)
-    _write(out / "pareto_scaling.json", json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    write_report(out / "pareto_scaling.json", json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
     text = markdown(rows, meta)
-    _write(out / "pareto_scaling.md", text)
+    write_report(out / "pareto_scaling.md", text)
     print(text)
     return 0
 

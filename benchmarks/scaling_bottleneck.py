@@ -28,16 +28,11 @@ import sys
 import time
 from pathlib import Path
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_SIZES = "16:caps,32:caps,64:caps,1000:caps,10000:caps,10000,100000:caps"
 TARGET_S, TARGET_JOBS = 10.0, 10_000
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def make(jobs: int, caps: bool):
@@ -120,8 +115,8 @@ def main(argv=None) -> int:
     verdict = "not measured" if not target else ("met" if all(r["seconds"] < TARGET_S for r in target) else "missed")
     print(f"target (exact, < {TARGET_S:g} s at {TARGET_JOBS:,} unit-demand jobs, verification included): {verdict}")
     out = Path(args.out)
-    _write(out / "scaling_bottleneck.json", json.dumps({"rows": rows, "target": verdict}, indent=2))
-    _write(out / "scaling_bottleneck.md", "# Integral leximin, unit demands (gavel, 3 types)\n\n" + text
+    write_report(out / "scaling_bottleneck.json", json.dumps({"rows": rows, "target": verdict}, indent=2))
+    write_report(out / "scaling_bottleneck.md", "# Integral leximin, unit demands (gavel, 3 types)\n\n" + text
            + f"\nTarget (exact, < {TARGET_S:g} s at {TARGET_JOBS:,} jobs, verification included): {verdict}\n")
     return 0 if ok and all(r["verified"] and r["status"] == "optimal" for r in rows) else 1
 

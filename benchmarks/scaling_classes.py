@@ -33,18 +33,13 @@ import sys
 import time
 from pathlib import Path
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_SIZES = "1024,8192,131072,1000000,1024:caps,8192:caps,131072:caps,1000000:caps"
 TARGET_S = 10.0
 TARGET_JOBS = 1_000_000
 METHODS = ("maxmin", "themis")
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def _run(method: str, inst, compress: str):
@@ -156,8 +151,8 @@ def main(argv=None) -> int:
     machine = {"cpu_count": os.cpu_count(), "python": platform.python_version(),
                "highspy": metadata.version("highspy"), "ortools": metadata.version("ortools")}
     out = Path(args.out)
-    _write(out / "scaling_classes.json", json.dumps({"rows": rows, "target": summary, "machine": machine}, indent=2))
-    _write(out / "scaling_classes.md", "# Exact symmetry compression (gavel, 3 types)\n\n" + text
+    write_report(out / "scaling_classes.json", json.dumps({"rows": rows, "target": summary, "machine": machine}, indent=2))
+    write_report(out / "scaling_classes.md", "# Exact symmetry compression (gavel, 3 types)\n\n" + text
            + f"\nTarget (< {TARGET_S:g} s at {TARGET_JOBS:,} jobs, solve only): {summary}\n")
     return 0 if all(r["agree"] and r["verified"] for r in rows) else 1
 

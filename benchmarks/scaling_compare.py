@@ -28,14 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def main(argv=None) -> int:
@@ -93,8 +88,8 @@ def main(argv=None) -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     out = Path(args.out)
-    _write(out / "scaling_compare.json", json.dumps(summary, indent=2))
-    _write(out / "scaling_compare.md", "# compare: parallel efficiency\n\n" + text
+    write_report(out / "scaling_compare.json", json.dumps(summary, indent=2))
+    write_report(out / "scaling_compare.md", "# compare: parallel efficiency\n\n" + text
            + f"\nMedian of {args.repeat} alternating runs. The efficiency needs 2 idle cores: with a load average"
              " above 2 the second worker competes with other processes.\n")
     return 0

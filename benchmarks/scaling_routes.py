@@ -33,14 +33,9 @@ import sys
 import time
 from pathlib import Path
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def assignment_case():
@@ -151,9 +146,9 @@ def main(argv=None) -> int:
 
     machine = {"cpu_count": os.cpu_count(), "highspy": metadata.version("highspy"),
                "ortools": metadata.version("ortools")}
-    _write(out / "scaling_routes.json", json.dumps({"cases": cases, "repeat": args.repeat, "machine": machine},
+    write_report(out / "scaling_routes.json", json.dumps({"cases": cases, "repeat": args.repeat, "machine": machine},
                                                    indent=2))
-    _write(out / "scaling_routes.md", "# Default route of welfare and vcg\n\n" + text
+    write_report(out / "scaling_routes.md", "# Default route of welfare and vcg\n\n" + text
            + f"\nMedian of {args.repeat} alternating runs; highspy {machine['highspy']}, ortools {machine['ortools']}.\n")
     return 0 if all(c["agree"] for c in cases) else 1
 

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 import laissez_opt as lo
 from laissez_opt.exact.themis import ideal_rates
 from laissez_opt.instance import Instance
@@ -65,11 +65,6 @@ INTEGRAL = [
 QUICK_FRACTIONAL = [("gavel", "large", 1024, 3)]
 QUICK_INTEGRAL = [("gavel", "scarce", 100, 3), ("gavel", "large", 300, 3), ("uniform", "large", 300, 10)]
 ORTOOLS_MAX_INTEGRAL = 500  # OR-Tools (SCIP) rows only up to this many jobs
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
 
 
 def workload(family: str, cluster: str, jobs: int, pools: int, seed: int) -> Instance:
@@ -213,8 +208,8 @@ def main(argv=None) -> int:
         "load_average": {"before": [round(v, 2) for v in load_before], "after": [round(v, 2) for v in load_after]},
     }
     out = Path(args.out)
-    _write(out / "themis_scaling.json", json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
-    _write(out / "themis_scaling.md", markdown(rows, meta))
+    write_report(out / "themis_scaling.json", json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    write_report(out / "themis_scaling.md", markdown(rows, meta))
     bad = [r for r in rows if r["status"] != "optimal"]
     print(f"all optimal: {'yes' if not bad else 'no (' + str(len(bad)) + ' rows)'}")
     return 0

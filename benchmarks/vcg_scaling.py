@@ -46,7 +46,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 import laissez_opt as lo
 from laissez_opt.exact.vcg import solve_vcg
 from laissez_opt.exact.welfare import solve_welfare
@@ -173,11 +173,6 @@ def table_row(r: dict) -> str:
     )
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", default=None, help=f"comma-separated agent counts (default {DEFAULT_AGENTS})")
@@ -223,8 +218,8 @@ def main(argv=None) -> int:
         f"Pivots by exchange paths and by re-solving agree: {'yes' if not disagree else 'NO'}.",
         "",
     ]
-    write_atomic(args.out / "vcg_scaling.json", json.dumps(report, indent=2) + "\n")
-    write_atomic(args.out / "vcg_scaling.md", "\n".join(md))
+    write_report(args.out / "vcg_scaling.json", json.dumps(report, indent=2) + "\n")
+    write_report(args.out / "vcg_scaling.md", "\n".join(md))
     return 1 if disagree else 0
 
 

@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from _machine import machine as machine_of  # noqa: E402
+from _common import machine as machine_of  # noqa: E402
 
 import laissez_opt as lo  # noqa: E402
 from laissez_opt.analysis.verify import _verify_records, verify  # noqa: E402

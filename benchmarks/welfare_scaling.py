@@ -67,7 +67,7 @@ from pathlib import Path
 
 import numpy as np
 
-from laissez_opt.io.jsonfile import write_atomic as write_file_atomic
+from _common import write_report  # noqa: E402
 import laissez_opt as lo
 from laissez_opt.exact.welfare import build_welfare
 from laissez_opt.generate import generate
@@ -479,11 +479,6 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, text)  # readers see the old report or the whole new one
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", help=f"comma-separated sizes (default {DEFAULT_SIZES})")
@@ -517,8 +512,8 @@ def main(argv: list[str] | None = None) -> int:
         report["sizes"].append(measure(size, args.repeat, args.min_time, args.all, log))
     table = markdown(report)
     log("\n" + table)
-    write_atomic(args.out / "welfare_scaling.json", json.dumps(report, indent=2, allow_nan=False) + "\n")
-    write_atomic(args.out / "welfare_scaling.md", table)
+    write_report(args.out / "welfare_scaling.json", json.dumps(report, indent=2, allow_nan=False) + "\n")
+    write_report(args.out / "welfare_scaling.md", table)
     agree = all(s["objectives_agree"] for s in report["sizes"])
     log(f"routes agree on every size: {'yes' if agree else 'NO'}; results in {args.out.name}/welfare_scaling.{{json,md}}")
     return 0 if agree else 1

@@ -1,10 +1,13 @@
-"""The machine and library versions a benchmark report records (shared by the benchmark scripts)."""
+"""What the benchmark scripts share: the machine record of a report and writing a report."""
 
 from __future__ import annotations
 
 import os
 import platform
 from importlib import metadata
+from pathlib import Path
+
+from laissez_opt.io.jsonfile import write_atomic
 
 
 def version(name: str) -> str:
@@ -19,3 +22,9 @@ def machine(*packages: str) -> dict:
     """CPU count, Python, system and the versions of ``packages``, as a report's ``machine`` entry."""
     return {"cpu_count": os.cpu_count(), "python": platform.python_version(),
             "system": f"{platform.system()} {platform.machine()}", **{name: version(name) for name in packages}}
+
+
+def write_report(path: Path, text: str) -> None:
+    """Write a report file atomically (readers see the old report or the whole new one), folders included."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text)
