@@ -268,17 +268,18 @@ def _edge_lines(instance: Instance) -> list[str]:
 
 def dumps_instance(instance: Instance) -> str:
     """Canonical JSON text of ``instance``, ending with a newline."""
-    data = instance_to_dict(instance, edges=False)
-    data["edges"] = None  # written from _edge_lines, in this place of the key order
+    items = list(instance_to_dict(instance, edges=False).items())  # "edges" keeps its place, written below
     lines = ["{"]
-    items = list(data.items())
     for k, (key, value) in enumerate(items):
         comma = "," if k < len(items) - 1 else ""
-        rows = _edge_lines(instance) if key == "edges" else [_one_line(item) for item in value] \
-            if isinstance(value, list) else None
-        if rows is None:
+        if key == "edges":
+            rows = _edge_lines(instance)
+        elif isinstance(value, list):
+            rows = [_one_line(item) for item in value]
+        else:
             lines.append(f"  {json.dumps(key)}: {_one_line(value)}{comma}")
-        elif not rows:
+            continue
+        if not rows:
             lines.append(f"  {json.dumps(key)}: []{comma}")
         else:
             lines.append(f"  {json.dumps(key)}: [")
