@@ -203,8 +203,7 @@ def solve(
         if not outcome.ok:
             raise VerificationError(f"{spec.name} on {instance.name}: {outcome}")
         result.verified = True
-    utilities = [result.utilities[a.id] for a in instance.agents]
-    result.metrics.update(basic_metrics(instance, np.asarray(utilities)))
+    result.metrics.update(basic_metrics(instance, result.utility_array(instance)))
     return result
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,8 @@ import numpy as np
 from .display import html_block, html_table, readable, readable_time, text
 from .instance import Instance
 
-__all__ = ["Result", "RESULT_FORMAT", "METRICS", "allocation_records", "edge_utilities", "readable_copy"]
+__all__ = ["Result", "RESULT_FORMAT", "METRICS", "AllocationColumns", "allocation_columns", "allocation_records",
+           "AgentValues", "agent_values", "edge_utilities", "readable_copy", "utility_map"]
 
 #: What each figure of ``Result.metrics`` means (``U_i`` agent i's utility, ``w_i`` its weight).
 METRICS: dict[str, str] = {
@@ -44,13 +46,95 @@ MAX_HTML_ROWS, MAX_HTML_COLUMNS = 20, 12
 
 
 def allocation_records(instance: Instance, amounts: np.ndarray, *, tol: float = 1e-9) -> list[dict]:
-    """Nonzero entries of an ``E x R`` amount array as ``{"agent", "pool", "round", "amount"}`` records."""
-    edges, rounds = np.nonzero(amounts > tol)
+    """Entries of an ``E x R`` amount array above ``tol`` as ``{"agent", "pool", "round", "amount"}`` records."""
     # Through the edge views: a large instance read from a file need not build its edge records.
-    agents, pools = instance.agents, instance.pools
-    return [{"agent": agents[i].id, "pool": pools[c].id, "round": r, "amount": a}
-            for i, c, r, a in zip(instance.edge_agent[edges].tolist(), instance.edge_pool[edges].tolist(),
-                                  rounds.tolist(), amounts[edges, rounds].tolist())]
+    return allocation_columns(instance, amounts, tol=tol).build()
+
+
+class AllocationColumns:
+    """An allocation kept as columns until its records are asked for.
+
+    ``edge``, ``round`` and ``amount`` list the nonzero entries ``x_{e,r}`` of an
+    ``E x R`` amount array (edge rows of ``instance``, in row order).  A result
+    holding one builds its ``{"agent", "pool", "round", "amount"}`` records on
+    first use of :attr:`Result.allocation` (:meth:`build`); until then the
+    verifier reads the columns themselves, so a solve of a million jobs that is
+    checked but never written pays no Python object per record.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.load("instances/hotos25-table1.json")
+    >>> amounts = np.zeros((inst.n_edges, inst.rounds)); amounts[1, 0] = 2.0
+    >>> columns = allocation_columns(inst, amounts)
+    >>> len(columns), columns.build() == allocation_records(inst, amounts)
+    (1, True)
+    """
+
+    __slots__ = ("instance", "edge", "round", "amount")
+
+    def __init__(self, instance: Instance, edge: np.ndarray, round: np.ndarray, amount: np.ndarray):
+        self.instance, self.edge, self.round, self.amount = instance, edge, round, amount
+
+    def __len__(self) -> int:
+        return int(self.edge.size)
+
+    def build(self) -> list[dict]:
+        """The records, built from the instance's edge columns and ids (no edge or agent records needed)."""
+        instance = self.instance
+        agent_ids, pool_ids = list(instance.agent_index), [pool.id for pool in instance.pools]
+        return [{"agent": agent_ids[i], "pool": pool_ids[c], "round": r, "amount": a}
+                for i, c, r, a in zip(instance.edge_agent[self.edge].tolist(), instance.edge_pool[self.edge].tolist(),
+                                      self.round.tolist(), self.amount.tolist())]
+
+
+def allocation_columns(instance: Instance, amounts: np.ndarray, *, tol: float = 1e-9) -> AllocationColumns:
+    """The entries of an ``E x R`` amount array above ``tol`` as :class:`AllocationColumns` (records deferred)."""
+    edges, rounds = np.nonzero(amounts > tol)
+    return AllocationColumns(instance, edges, rounds, amounts[edges, rounds])
+
+
+def utility_map(instance: Instance, utilities) -> dict[str, float]:
+    """``{agent id: U_i}`` in the instance's order from one value per agent row (no agent record needed)."""
+    return dict(zip(instance.agent_index, np.asarray(utilities, dtype=np.float64).tolist()))
+
+
+class AgentValues(Mapping):
+    """One value per agent row of ``instance`` (``U_i``): a read-only mapping by agent id over an array.
+
+    A result holding one as its utilities builds the ``{agent id: U_i}`` dict on
+    first use of :attr:`Result.utilities` (:meth:`build`); the verifier and the
+    metrics read the array.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.load("instances/hotos25-table1.json")
+    >>> values = agent_values(inst, [1.0, 2.0])
+    >>> values["B"], values.build()
+    (2.0, {'A': 1.0, 'B': 2.0})
+    """
+
+    __slots__ = ("instance", "values")
+
+    def __init__(self, instance: Instance, values: np.ndarray):
+        self.instance, self.values = instance, values
+
+    def __len__(self) -> int:
+        return int(self.values.size)
+
+    def __iter__(self):
+        return iter(self.instance.agent_index)
+
+    def __getitem__(self, agent_id: str) -> float:
+        return float(self.values[self.instance.agent_index[agent_id]])
+
+    def build(self) -> dict[str, float]:
+        return utility_map(self.instance, self.values)
+
+
+def agent_values(instance: Instance, values) -> AgentValues:
+    """``values`` (one per agent row of ``instance``) as :class:`AgentValues`, checked for length."""
+    values = np.array(values, dtype=np.float64).reshape(-1)
+    if values.size != instance.n_agents:
+        raise ValueError(f"{values.size} values for {instance.n_agents} agents")
+    return AgentValues(instance, values)
 
 
 def edge_utilities(instance: Instance, amounts: np.ndarray) -> np.ndarray:
@@ -98,7 +182,10 @@ class Result:
     (heuristics report ``feasible``: they prove nothing).  ``allocation`` lists
     ``{"agent", "pool", "round", "amount"}`` records; ``amounts`` holds the same
     as an ``E x R`` array aligned with ``instance.edges`` when the result was
-    produced in this process.
+    produced in this process.  A method may hand over its allocation as
+    :class:`AllocationColumns`: the records are then built on first use of
+    ``allocation`` (and before pickling), and until then
+    :func:`~laissez_opt.analysis.verify.verify` checks the columns.
     """
 
     instance: str
@@ -125,6 +212,39 @@ class Result:
     @property
     def is_optimal(self) -> bool:
         return self.status == "optimal"
+
+    @property
+    def allocation_columns(self) -> AllocationColumns | None:
+        """The allocation as columns while its records are not built yet, else ``None``."""
+        return self.__dict__.get("_allocation_later")
+
+    @property
+    def utility_values(self) -> AgentValues | None:
+        """The utilities as an array while their dict is not built yet, else ``None``."""
+        return self.__dict__.get("_utilities_later")
+
+    def allocation_size(self) -> int:
+        """The number of allocation records, without building them."""
+        deferred = self.allocation_columns
+        return len(deferred) if deferred is not None else len(self.allocation)
+
+    def utility_array(self, instance: Instance) -> np.ndarray:
+        """The reported utility of every agent of ``instance``, in its row order, as floats."""
+        deferred = self.utility_values
+        if deferred is not None and deferred.instance is instance:
+            return deferred.values
+        utilities, ids = self.utilities, instance.agent_index
+        if len(utilities) == len(ids) and list(utilities) == list(ids):
+            return np.fromiter(utilities.values(), dtype=np.float64, count=len(utilities))
+        return np.array([utilities[a] for a in ids], dtype=np.float64)
+
+    def __getstate__(self) -> dict:
+        # A deferred field holds its instance: ship the built records, not the instance.
+        state = dict(self.__dict__)
+        for name in _DEFERRED:
+            if state.get(f"_{name}_later") is not None:
+                state["_" + name], state[f"_{name}_later"] = getattr(self, name), None
+        return state
 
     def to_dict(self) -> dict:
         """The result-file dictionary (contract order first, extensions after)."""
@@ -238,7 +358,7 @@ class Result:
             extra = f" (bound {text(self.bound)}, gap {text(self.gap)})" if self.bound is not None else ""
             parts[0] += f", objective {text(self.objective)}{extra}"
         if self.status != "infeasible":
-            parts.append(f"{len(self.allocation)} allocation records")
+            parts.append(f"{self.allocation_size()} allocation records")
         if self.verified is not None:
             parts.append("verified" if self.verified else "NOT verified")
         if "total_s" in self.timing:
@@ -294,3 +414,28 @@ class Result:
         when = "" if round is None else f" in round {round}"
         return heatmap(axes(ax), matrix, agents, pools,
                        title=f"{self.method} on {self.instance}: devices per agent and pool{when}", colorbar="devices")
+
+
+def _deferred_field(name: str, kind: type) -> property:
+    """A property for field ``name`` whose value may arrive as ``kind`` (built on first read with ``build()``)."""
+    built, later = "_" + name, f"_{name}_later"
+
+    def get(result: Result):
+        state = result.__dict__
+        pending = state.get(later)
+        if pending is not None:
+            state[built], state[later] = pending.build(), None
+        return state[built]
+
+    def set_(result: Result, value) -> None:
+        pending = value if isinstance(value, kind) else None
+        result.__dict__[built], result.__dict__[later] = (None, pending) if pending is not None else (value, None)
+
+    return property(get, set_, doc=f"``{name}``, built on first read when it was given as {kind.__name__}.")
+
+
+_DEFERRED = {"allocation": AllocationColumns, "utilities": AgentValues}
+# Both stay dataclass fields (constructor arguments, equality, ``replace``) whose values may
+# arrive as arrays; the properties build the records and the dict when they are first read.
+for _name, _kind in _DEFERRED.items():
+    setattr(Result, _name, _deferred_field(_name, _kind))

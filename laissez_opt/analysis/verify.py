@@ -19,7 +19,10 @@ the last usable round of each agent (``Instance.last_rounds``, which the models
 use, is not read), the edge of each allocation record, the loads per pool and
 round and per agent and round, utilities, equal shares, dominant shares, the
 migration replay and the objectives.  From the result it reads the allocation
-records, the reported utilities, payments, objective, status and gap; the
+records (or, while a result holds its allocation as
+:class:`~laissez_opt.result.AllocationColumns` and its records are not built
+yet, those columns: the edge row, round and amount that each record will
+carry), the reported utilities, payments, objective, status and gap; the
 result's ``amounts`` array serves only as a guess of each record's edge that
 is confirmed against the record's own agent and pool ids (a wrong guess costs
 time, never a verdict).
@@ -43,12 +46,13 @@ import itertools
 import math
 import operator
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..instance import Instance
-from ..result import Result
+from ..result import AgentValues, Result
 
 __all__ = ["Verification", "verify"]
 
@@ -58,11 +62,11 @@ _WEIGHTED_WELFARE = {"welfare", "greedy", "mtf", "round_robin", "time_equal", "f
 
 @dataclass
 class Verification:
-    """Outcome of :func:`verify`: ``ok`` and the list of violations found."""
+    """Outcome of :func:`verify`: ``ok``, the violations found and the recomputed utilities by agent id."""
 
     ok: bool
     violations: list[str] = field(default_factory=list)
-    utilities: dict[str, float] = field(default_factory=dict)
+    utilities: Mapping[str, float] = field(default_factory=dict)
     objective: float | None = None
 
     def __str__(self) -> str:
@@ -389,6 +393,17 @@ def _allocation_columns(instance: Instance, result: Result):
 
     The edge row is ``None`` when it must be looked up (:func:`_edge_of`).
     """
+    columns = result.allocation_columns
+    if columns is not None and columns.instance is instance:
+        # The records are not built yet: read the result's own columns. They name each entry's
+        # edge row, round and amount; the records built later carry exactly these
+        # (Result.allocation), so checking them checks what the result reports.
+        edge, rounds, amounts = columns.edge, columns.round, columns.amount
+        if not (edge.dtype.kind == rounds.dtype.kind == "i" and amounts.dtype == np.float64
+                and edge.shape == rounds.shape == amounts.shape and edge.ndim == 1):
+            raise _Fallback
+        _check((edge >= 0) & (edge < instance.n_edges))
+        return instance.edge_agent[edge], instance.edge_pool[edge], rounds.astype(np.int64), amounts, edge
     allocation = result.allocation
     size = len(allocation)
     if size == 0:
@@ -484,33 +499,14 @@ def _column(instance: Instance, name: str, rows, default: float) -> np.ndarray:
     return np.where(np.isnan(values), default, values)
 
 
-def _numbers(mapping, ids: list[str]) -> tuple[np.ndarray, bool]:
-    """``mapping[id]`` for every id as floats, and whether ``mapping`` is a dict of floats in the order of ``ids``.
-
-    A missing or non-numeric value hands over to the record walk.
-    """
+def _numbers(mapping, ids: list[str]) -> np.ndarray:
+    """``mapping[id]`` for every id as floats; a missing or non-numeric value hands over to the record walk."""
     # A result lists its agents in the instance's order: read the values without a lookup per agent.
     in_order = type(mapping) is dict and len(mapping) == len(ids) and list(mapping) == ids
     values = list(mapping.values()) if in_order else list(map(mapping.get, ids))
-    types = set(map(type, values))
-    if not types <= _NUMBER_TYPES:
+    if not set(map(type, values)) <= _NUMBER_TYPES:
         raise _Fallback
-    return np.fromiter(values, dtype=np.float64, count=len(values)), in_order and types <= {float}
-
-
-def _utilities(result: Result, ids: list[str], reported: np.ndarray, plain: bool, utility: np.ndarray) -> dict:
-    """The recomputed utilities as ``{agent: U_i}`` in the instance's order.
-
-    Built from a copy of the reported dict when it is a plain dict of floats in
-    that order, replacing only the entries that differ (a copy is far cheaper
-    than inserting a million keys); the values are the recomputed ones either way.
-    """
-    if not plain:
-        return dict(zip(ids, utility.tolist()))
-    out = result.utilities.copy()
-    for k in np.flatnonzero(reported != utility).tolist():
-        out[ids[k]] = float(utility[k])
-    return out
+    return np.fromiter(values, dtype=np.float64, count=len(values))
 
 
 def _agrees(reported, recomputed: float, tol: float) -> None:
@@ -563,8 +559,14 @@ def _verify_columns(instance: Instance, result: Result, tol: float) -> Verificat
     _check(load <= instance.demands[keys // rounds] + tol)
     earned = edge_utility[edge, rnd] * amount
     utility = np.bincount(agent, weights=earned, minlength=n)
-    ids = list(instance.agent_index)
-    reported, plain = _numbers(result.utilities, ids)
+    deferred = result.utility_values
+    if deferred is not None and deferred.instance is instance:
+        # Not yet a dict: the array its entries will be built from, one value per agent row.
+        reported = deferred.values
+        if reported.dtype != np.float64 or reported.shape != (n,):
+            raise _Fallback
+    else:
+        reported = _numbers(result.utilities, list(instance.agent_index))
     _check(np.abs(reported - utility) <= tol * np.maximum(1.0, np.maximum(np.abs(reported), np.abs(utility))))
     objective = None
     method = result.method
@@ -589,7 +591,7 @@ def _verify_columns(instance: Instance, result: Result, tol: float) -> Verificat
         unsold = instance.base_prices * h * (counts * rounds - sold)
         objective = float(value.sum() + unsold.sum())
         _agrees(result.objective, objective, tol)
-        pay = _numbers(result.payments or {}, ids)[0]
+        pay = _numbers(result.payments or {}, list(instance.agent_index))
         _check((pay >= -tol) & (pay <= value + tol * np.maximum(1.0, value)))
     if method in _WEIGHTED_WELFARE:
         objective = _sequential_sum(weights * utility)
@@ -611,7 +613,7 @@ def _verify_columns(instance: Instance, result: Result, tol: float) -> Verificat
         _agrees(result.objective, objective, tol)
     if result.status == "optimal" and result.gap not in (None, 0.0) and result.gap > 1e-6:
         raise _Fallback
-    return Verification(True, [], _utilities(result, ids, reported, plain, utility), objective)
+    return Verification(True, [], AgentValues(instance, utility), objective)
 
 
 def _themis_objective(instance: Instance, bidders, utility: np.ndarray) -> float:

@@ -55,7 +55,7 @@ from ..instance import Instance
 from ..limits import SizeEstimate, deadline
 from ..method_spec import solver_options
 from ..modeling import LinearModel, Solution, solve_model
-from ..result import Result, allocation_records, edge_utilities
+from ..result import Result, allocation_records, edge_utilities, utility_map
 from .expression import Constraint, Expression, _frozen
 from .index import Index, Space, stays
 from .verify import check_declaration
@@ -862,12 +862,12 @@ class Model:
             amounts = np.where(np.abs(amounts) < 1e-12, 0.0, amounts)
             utilities = edge_utilities(inst, amounts)
             allocation = allocation_records(inst, amounts)
-            utility_map = {a.id: float(u) for a, u in zip(inst.agents, utilities)}
+            per_agent = utility_map(inst, utilities)
         else:
-            amounts, allocation, utility_map = None, [], {}
+            amounts, allocation, per_agent = None, [], {}
         return Result(
             status=solution.status, objective=objective, bound=solution.bound if self.objectives else 0.0,
-            gap=solution.gap if self.objectives else 0.0, allocation=allocation, utilities=utility_map,
+            gap=solution.gap if self.objectives else 0.0, allocation=allocation, utilities=per_agent,
             amounts=amounts, details=details, verified=verdict.ok if check else None, **common,
         )
 

@@ -74,7 +74,7 @@ from ..limits import SizeEstimate, remaining
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import relative_gap
-from ..result import Result, allocation_records, edge_utilities
+from ..result import Result, agent_values, allocation_columns, edge_utilities
 from .common import AllocationColumns, add_allocation, allocation_size
 
 __all__ = ["OBJECTIVES", "QueueTrace", "arrival_matrix", "queue_replay", "build_backlog", "solve_backlog",
@@ -407,8 +407,8 @@ def solve_backlog(
         details["levels"] = np.sort(totals / instance.weights)[::-1].tolist()
     return Result(
         status=status, objective=value, bound=bound, gap=relative_gap(value, bound),
-        allocation=allocation_records(instance, amounts),
-        utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
+        allocation=allocation_columns(instance, amounts),
+        utilities=agent_values(instance, utilities),
         amounts=amounts, solver=last.solver, route=last.route, solver_status=last.solver_status,
         message=message or last.message, details=details,
         metrics={"total_backlog": float(totals.sum()), "weighted_backlog": float(np.dot(instance.weights, totals)),

@@ -65,7 +65,7 @@ import numpy as np
 
 from ..instance import Instance
 from ..method_spec import Option
-from ..result import Result, allocation_records, edge_utilities
+from ..result import Result, agent_values, allocation_columns, edge_utilities
 
 __all__ = ["AgentClasses", "agent_classes", "COMPRESS_CHOICES", "compression_wanted", "compress_option",
            "solve_on_classes"]
@@ -218,8 +218,8 @@ class AgentClasses:
             amounts = expand(instance, result.amounts, small, edge_map)
             amounts = np.where(np.abs(amounts) < 1e-12, 0.0, amounts)
             new.amounts = amounts
-            new.allocation = allocation_records(instance, amounts)
-            new.utilities = dict(zip((a.id for a in instance.agents), edge_utilities(instance, amounts).tolist()))
+            new.allocation = allocation_columns(instance, amounts)
+            new.utilities = agent_values(instance, edge_utilities(instance, amounts))
         ids = [a.id for a in instance.agents]
         small_ids = [a.id for a in small.agents]
         for key in (*same, *shared):

@@ -19,7 +19,7 @@ from ..instance import Instance
 from ..limits import SizeEstimate
 from ..modeling.linear import LinearModel, VariableBlock
 from ..modeling.solution import Solution
-from ..result import Result, allocation_records, edge_utilities
+from ..result import Result, agent_values, allocation_columns, edge_utilities
 
 __all__ = ["AllocationColumns", "add_allocation", "allocation_result", "allocation_size", "capacity_prices"]
 
@@ -178,8 +178,8 @@ def allocation_result(
         objective=solution.objective,
         bound=solution.bound,
         gap=solution.gap,
-        allocation=allocation_records(instance, amounts),
-        utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
+        allocation=allocation_columns(instance, amounts),
+        utilities=agent_values(instance, utilities),
         amounts=amounts,
         **common,
     )

@@ -40,7 +40,7 @@ from ..errors import InputError
 from ..instance import Instance
 from ..modeling import solve_model
 from ..method_spec import Method, solver_options
-from ..result import Result, allocation_records, edge_utilities
+from ..result import Result, agent_values, allocation_columns, edge_utilities
 from .common import allocation_size
 
 __all__ = ["build_min_cost", "solve_min_cost", "placement_obstacles"]
@@ -164,8 +164,8 @@ def solve_min_cost(
     utilities = edge_utilities(instance, amounts)
     return Result(
         status=solution.status, objective=solution.objective, bound=solution.bound, gap=solution.gap,
-        allocation=allocation_records(instance, amounts),
-        utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
+        allocation=allocation_columns(instance, amounts),
+        utilities=agent_values(instance, utilities),
         amounts=amounts, **common,
     )
 

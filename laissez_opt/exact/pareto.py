@@ -65,7 +65,7 @@ from ..errors import InputError, NoSolutionError
 from ..instance import Instance
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import Solution
-from ..result import Result, _clean, allocation_records, edge_utilities
+from ..result import Result, _clean, allocation_records, edge_utilities, utility_map
 from .common import AllocationColumns, add_allocation
 
 __all__ = [
@@ -395,7 +395,7 @@ def pareto_check(
     base = edge_utilities(instance, amounts)
     scale = max(1.0, float(np.sum(np.abs(base))))
     tol = RELATIVE_TOLERANCE * scale
-    utilities = {a.id: float(u) for a, u in zip(instance.agents, base)}
+    utilities = utility_map(instance, base)
     zero_gains = {a.id: 0.0 for a in instance.agents}
     build_s = solve_s = 0.0
     stages: list[str] = []

@@ -45,7 +45,7 @@ from ..errors import InputError
 from ..instance import Instance
 from ..limits import SizeEstimate, check_deadline
 from ..method_spec import Option, read_state, state_option  # noqa: F401  (the heuristics' shared names)
-from ..result import Result, allocation_records, edge_utilities
+from ..result import Result, agent_values, allocation_columns, edge_utilities
 
 __all__ = [
     "UNBOUNDED",
@@ -310,8 +310,8 @@ def make_result(
         status="feasible",
         solver=None,
         objective=float(instance.weights @ utilities),
-        allocation=allocation_records(instance, amounts),
-        utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
+        allocation=allocation_columns(instance, amounts),
+        utilities=agent_values(instance, utilities),
         timing={"build_s": 0.0, "solve_s": time.perf_counter() - started},
         route=method,
         mode=mode,

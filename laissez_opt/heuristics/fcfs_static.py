@@ -45,7 +45,7 @@ from ..errors import InputError
 from ..instance import Instance
 from ..limits import check_deadline
 from ..method_spec import Method, Option
-from ..result import Result, allocation_records, edge_utilities
+from ..result import Result, agent_values, allocation_columns, edge_utilities
 from ._baseline_common import heuristic_size
 
 __all__ = ["OBJECTIVES", "SCHEDULE_OBJECTIVE", "Simulation", "solve_fcfs_static"]
@@ -147,8 +147,8 @@ class Simulation:
         utilities = edge_utilities(inst, amounts)
         return Result(
             instance=inst.name, method=method, status="feasible", solver=None, objective=value,
-            allocation=allocation_records(inst, amounts),
-            utilities={a.id: float(u) for a, u in zip(inst.agents, utilities)},
+            allocation=allocation_columns(inst, amounts),
+            utilities=agent_values(inst, utilities),
             payments={a.id: m for a, m in zip(inst.agents, self.money)},
             metrics={k: v for k, v in totals.items() if v is not None}, details=details,
             timing=timing, route=method, mode="integral", params=params, amounts=amounts,

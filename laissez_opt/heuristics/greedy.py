@@ -29,7 +29,7 @@ import time
 
 from ..instance import Instance
 from ..method_spec import Method
-from ..result import Result, allocation_records, edge_utilities
+from ..result import Result, agent_values, allocation_columns, edge_utilities
 from ..starts import greedy_amounts
 from ._baseline_common import heuristic_size
 
@@ -48,8 +48,8 @@ def solve_greedy(instance: Instance) -> Result:
         status="feasible",
         solver=None,
         objective=float(instance.weights @ utilities),
-        allocation=allocation_records(instance, amounts),
-        utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
+        allocation=allocation_columns(instance, amounts),
+        utilities=agent_values(instance, utilities),
         timing={"build_s": 0.0, "solve_s": elapsed},
         route="greedy",
         mode="integral",

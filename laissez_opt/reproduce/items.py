@@ -201,7 +201,7 @@ def _describe(records: list[dict]) -> str:
 
 def r2(ctx: Context) -> Item:
     from ..analysis.fairness import allocation_amounts
-    from ..result import Result, edge_utilities
+    from ..result import Result, edge_utilities, utility_map
 
     inst, rel = ctx.instance("thesis-r2-table3-1.json")
     q = ctx.quoted["R2"]
@@ -223,7 +223,7 @@ def r2(ctx: Context) -> Item:
         amounts = allocation_amounts(inst, records)
         utilities = edge_utilities(inst, amounts)
         result = Result(instance=inst.name, method=f"thesis-table-3.2-{name}", status="feasible", allocation=records,
-                        utilities={a.id: float(u) for a, u in zip(inst.agents, utilities)},
+                        utilities=utility_map(inst, utilities),
                         mode="fractional" if name == "time_equal" else "integral")
         rep = check(inst, result)
         reports[name] = rep

@@ -57,7 +57,7 @@ from ..analysis.verify import verify
 from ..errors import InputError, VerificationError
 from ..instance import Instance
 from ..io import instance_from_dict, load_instance
-from ..result import Result, allocation_records, edge_utilities
+from ..result import Result, allocation_records, edge_utilities, utility_map
 from .config import SimulationConfig
 from .execution import place, serve
 from .metrics import Recorder, envy_figures
@@ -227,7 +227,7 @@ def _checked_amounts(decision: Decision, view: Instance, policy: Policy, verify_
         utilities = edge_utilities(view, amounts[:, None])
         result = Result(instance=view.name, method=f"policy:{policy.name}", status="feasible", mode=decision.mode,
                         allocation=allocation_records(view, amounts[:, None]),
-                        utilities={a.id: float(u) for a, u in zip(view.agents, utilities)})
+                        utilities=utility_map(view, utilities))
         outcome = verify(view, result)
         if not outcome.ok:
             raise VerificationError(f"policy {policy.name!r} in {view.name}: {outcome}")
