@@ -904,6 +904,15 @@ def solve_migration(
     try:
         model, columns = build_migration(instance, objective=objective, allow_migration=allow_migration)
     except TimeLimitReached as stop:
+        if pre is not None:
+            # Column generation's incumbent stands, with its certified bound.
+            kept, stats = pre["replay"]
+            result = schedule_result(instance, method, kept, stats, objective, status="time_limit", params=params,
+                                     message=f"{stop}; the column-generation incumbent stands", solver="highs",
+                                     route="column generation and price-and-branch", solver_status="",
+                                     timing={"build_s": 0.0, "solve_s": pre["seconds"]})
+            result.bound, result.gap = pre["bound"], relative_gap(result.objective, pre["bound"])
+            return result
         if objective != "work":
             raise
         # Nothing has to finish under the work objective: the empty schedule stands, bounded by all the work.

@@ -160,18 +160,32 @@ class ColumnGeneration:
 
 
 def _master(jobs, columns, costs, usage_rows, usage_cols, n_slots, counts_flat, *, integral=False,
-            time_limit=None, start=None, threads=None):
-    """The restricted master over ``columns``: an LP with duals, or the integer programme."""
-    k = len(columns)
+            time_limit=None, start=None, threads=None, artificial=None):
+    """The restricted master over ``columns``: an LP with duals, or the integer programme.
+
+    ``artificial`` (LP only): the price of one extra column per job that
+    schedules nothing, so the LP is feasible before a feasible set of columns
+    is known (phase one by a big price; its duals are still prices
+    ``lambda``, and the bound is certified at any ``lambda >= 0``).
+    """
+    k, n = len(columns), len(jobs)
     model = LinearModel("migration_master", sense="min")
     xi = model.add_variables("xi", k, upper=1.0, integer=integral, description="weight of schedule S of job i")
+    extra = 0 if artificial is None else n
+    slack = model.add_variables("artificial", extra, upper=1.0, description="job i scheduled by no column (phase one)")
     owner = np.array([j for j, _ in columns], dtype=np.int64)
-    model.add_constraints("convexity", rows=owner, cols=xi.start + np.arange(k), coefs=np.ones(k), lower=1.0,
-                          upper=1.0, n_rows=len(jobs), description="sum_S xi[i,S] = 1")
+    model.add_constraints("convexity", rows=np.concatenate([owner, np.arange(extra)]),
+                          cols=np.concatenate([xi.start + np.arange(k), slack.start + np.arange(extra)]),
+                          coefs=np.ones(k + extra), lower=1.0, upper=1.0, n_rows=n,
+                          description="sum_S xi[i,S] = 1")
     sizes = np.array([jobs[j].size for j, _ in columns], dtype=float)
     model.add_constraints("capacity", rows=usage_rows, cols=xi.start + usage_cols, coefs=sizes[usage_cols],
                           upper=counts_flat, n_rows=n_slots, description="sum s_i [(c,r) in S] xi[i,S] <= k_c")
     model.set_objective(xi, np.asarray(costs, dtype=float))
+    if extra:
+        model.set_objective(slack, np.full(extra, float(artificial)))
+    if start is not None:
+        start = np.concatenate([start, np.zeros(extra)])
     return model, solve_model(model, solver="highs", duals=not integral, time_limit=time_limit, threads=threads,
                               mip_gap=1e-7, start=start)
 
@@ -240,6 +254,8 @@ def column_generation(instance: Instance, *, seconds: float | None = None, itera
             found.append((j, value, chosen))
         return total, found
 
+    # The artificial price: more than any job's dearest schedule (every round on its dearest pool).
+    big = 10.0 * (1.0 + sum((job.hi - job.lo) * float(rate[job.pools].max(initial=0.0)) * job.size for job in jobs))
     best, found = price_all(lam_best)
     if not math.isfinite(best):
         return ColumnGeneration(math.inf, lam_best, converged=True)
@@ -255,7 +271,7 @@ def column_generation(instance: Instance, *, seconds: float | None = None, itera
             left = None if seconds is None else max(0.05, seconds - (time.perf_counter() - started))
             _, solution = _master(jobs, columns, costs, np.concatenate(u_rows) if u_rows else np.zeros(0, int),
                                   np.concatenate(u_cols) if u_cols else np.zeros(0, int), P * R, counts_flat,
-                                  time_limit=left, threads=threads)
+                                  time_limit=left, threads=threads, artificial=big)
         except NoSolutionError:
             break
         if solution.status != "optimal" or solution.duals is None:
