@@ -10,8 +10,8 @@ import laissez_opt as lo
 from laissez_opt.analysis.verify import verify
 from laissez_opt.errors import InputError
 from laissez_opt.exact.migration import build_migration, floor_bound, objective_value, replay
-from laissez_opt.exact.migration_colgen import (column_generation, fixings, improve, master_schedule, schedule_money,
-                                                sequential_schedule)
+from laissez_opt.exact.migration_colgen import (column_generation, enumerate_columns, exact_by_enumeration, fixings,
+                                                improve, master_schedule, schedule_money, sequential_schedule)
 from laissez_opt.instance import Agent, Edge, Instance, Pool
 from laissez_opt.modeling import solve_model
 
@@ -83,6 +83,27 @@ def test_reduced_cost_fixing_keeps_an_optimal_schedule(inst):
     edges, rounds = np.nonzero(runs)
     chosen[inst.edge_agent[edges], rounds] = edges
     assert schedule_money(inst, chosen) == pytest.approx(expected, rel=1e-6, abs=1e-6)
+
+
+@SLOW
+@given(inst=job_instances())
+def test_enumeration_finds_the_optimum_below_a_feasible_schedule(inst):
+    expected = best(inst, "cost")
+    cg, found, money = improve(inst, seconds=None)
+    if found is None:
+        return
+    upper = money + 0.5  # room for schedules worse than the optimum in the enumeration
+    schedule, proven = exact_by_enumeration(inst, cg.lam, cg.bound, upper, time_limit=None)
+    assert proven is not None and proven <= expected + _tol(expected)
+    assert schedule is not None and schedule_money(inst, schedule) == pytest.approx(expected, rel=1e-6, abs=1e-6)
+    assert proven == pytest.approx(expected, rel=1e-6, abs=1e-6)
+    # At the optimum itself nothing is strictly cheaper: the programme proves the optimum (a schedule the
+    # solver returns within its feasibility tolerance of the cutoff is never cheaper than the optimum).
+    schedule, proven = exact_by_enumeration(inst, cg.lam, cg.bound, expected, time_limit=None)
+    assert proven == pytest.approx(expected, rel=1e-6, abs=1e-6)
+    assert schedule is None or schedule_money(inst, schedule) >= expected - _tol(expected)
+    columns = enumerate_columns(inst, cg.lam, cg.bound, upper)
+    assert columns is not None and {j for j, _ in columns} == set(range(inst.n_agents))
 
 
 def test_fixing_removes_runs_that_only_cost_more():

@@ -72,11 +72,14 @@ from ..modeling.solution import relative_gap
 from ..result import Result
 from .migration import _cheapest_completion, completion_threshold, job_sizes, job_work, objective_value, replay
 
-__all__ = ["ColumnGeneration", "column_generation", "fixings", "improve", "master_schedule", "schedule_money",
+__all__ = ["ColumnGeneration", "column_generation", "enumerate_columns", "exact_by_enumeration", "fixings", "improve",
+           "master_schedule", "schedule_money",
            "sequential_schedule", "solve_colgen"]
 
 #: Wentges smoothing weight on the best prices so far.
 SMOOTHING = 0.5
+#: Enumerated columns the set-partitioning programme may hold per second of its time limit.
+COLUMNS_PER_SECOND = 1000
 #: Relative distance between the master's LP value and the bound at which column generation stops.
 CONVERGED = 1e-6
 
@@ -160,13 +163,14 @@ class ColumnGeneration:
 
 
 def _master(jobs, columns, costs, usage_rows, usage_cols, n_slots, counts_flat, *, integral=False,
-            time_limit=None, start=None, threads=None, artificial=None):
+            time_limit=None, start=None, threads=None, artificial=None, cutoff=None):
     """The restricted master over ``columns``: an LP with duals, or the integer programme.
 
     ``artificial`` (LP only): the price of one extra column per job that
     schedules nothing, so the LP is feasible before a feasible set of columns
     is known (phase one by a big price; its duals are still prices
     ``lambda``, and the bound is certified at any ``lambda >= 0``).
+    ``cutoff``: the row ``sum cost xi <= cutoff`` (only strictly better schedules).
     """
     k, n = len(columns), len(jobs)
     model = LinearModel("migration_master", sense="min")
@@ -184,6 +188,10 @@ def _master(jobs, columns, costs, usage_rows, usage_cols, n_slots, counts_flat, 
     model.set_objective(xi, np.asarray(costs, dtype=float))
     if extra:
         model.set_objective(slack, np.full(extra, float(artificial)))
+    if cutoff is not None:
+        model.add_constraints("cutoff", rows=np.zeros(k, dtype=np.int64), cols=xi.start + np.arange(k),
+                              coefs=np.asarray(costs, dtype=float), upper=float(cutoff), n_rows=1,
+                              description="sum cost_S xi[i,S] <= cutoff")
     if start is not None:
         start = np.concatenate([start, np.zeros(extra)])
     return model, solve_model(model, solver="highs", duals=not integral, time_limit=time_limit, threads=threads,
@@ -545,3 +553,152 @@ def solve_colgen(instance: Instance, *, time_limit: float | None = None, threads
                                            "converged": cg.converged, "master_lp": cg.master,
                                            "seconds": round(cg.seconds, 3)}
     return result
+
+
+def _suffix_fronts(job: _Job, prices: np.ndarray, cap: int):
+    """Per round ``r``: ``(progress, least money)`` to gain from rounds ``r ..``, sorted by progress, the money a
+    suffix minimum (so ``money[searchsorted(progress, need)]`` is the least to reach ``need``); None past ``cap``."""
+    span = job.hi - job.lo
+    progress, money = np.zeros(1), np.zeros(1)
+    fronts = [None] * (span + 1)
+    fronts[span] = (progress, money)
+    for r in range(span - 1, -1, -1):
+        cols = np.flatnonzero(job.gains[r] > 0)
+        p = np.concatenate([progress] + [np.minimum(job.theta, progress + job.gains[r, k]) for k in cols])
+        m = np.concatenate([money] + [money + prices[r, k] for k in cols])
+        order = np.lexsort((m, -p))
+        p, m = p[order], m[order]
+        keep = np.ones(p.size, dtype=bool)
+        keep[1:] = m[1:] < np.minimum.accumulate(m)[:-1]
+        progress, money = p[keep], m[keep]
+        if progress.size > cap:
+            return None
+        asc = np.argsort(progress, kind="stable")
+        fronts[r] = (progress[asc], np.minimum.accumulate(money[asc][::-1])[::-1])
+    return fronts
+
+
+def enumerate_columns(instance: Instance, lam: np.ndarray, bound: float, upper: float, *, cap: int = 50000):
+    """Every job schedule that a schedule cheaper than ``upper`` may use, or None past ``cap`` search nodes.
+
+    A schedule cheaper than ``upper`` has ``c_lambda(S_i) <= v_i(lambda) + upper - L`` for every job
+    (:func:`fixings`).  A depth-first search over job ``i``'s rounds, tracking its true progress (migration
+    losses included) and stopping at completion (no run after it), lists every such schedule, pruned by the
+    least money at prices ``lambda`` to gain the rest in the remaining rounds (migration losses dropped: a
+    lower bound).  Returns ``[(job, option per round)]``.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g", count=1, base_price=1.0)], [lo.Agent("A")], [lo.Edge("A", "g", 1.0)],
+    ...                    rounds=2)
+    >>> [c.tolist() for _, c in enumerate_columns(inst, np.zeros((1, 2)), 1.0, 1.0)]  # either round
+    [[0, -1], [-1, 0]]
+    """
+    jobs = _jobs(instance)
+    if jobs is None:
+        return None
+    rate = instance.base_prices * instance.round_hours
+    slack = upper - bound + 1e-9 * max(1.0, abs(upper))
+    out, nodes = [], 0
+    for j, job in enumerate(jobs):
+        span = job.hi - job.lo
+        if job.theta <= 0 or span <= 0:
+            out.append((j, np.full(max(span, 0), -1, dtype=np.int64)))
+            continue
+        best, _ = _price(job, lam, rate)
+        if not math.isfinite(best):
+            return None
+        limit = best + slack
+        prices = (rate[job.pools][None, :] + lam[job.pools, job.lo:job.hi].T) * job.size
+        fronts = _suffix_fronts(job, prices, cap)
+        if fronts is None:
+            return None
+        picks = np.full(span, -1, dtype=np.int64)
+
+        def to_go(r, need):
+            progress, money = fronts[r]
+            at = int(np.searchsorted(progress, need - 1e-12))
+            return math.inf if at >= progress.size else float(money[at])
+
+        stack = [(0, 0.0, -1, 0.0, None)]  # (round, progress, home pool, money at prices, picks so far)
+        while stack:
+            r, done, home, spent, path = stack.pop()
+            nodes += 1
+            if nodes > cap:
+                return None
+            if r >= span or spent + to_go(r, job.theta - done) > limit:
+                continue
+            stack.append((r + 1, done, home, spent, path))
+            for k in np.flatnonzero(job.gains[r] > 0).tolist():
+                cost = spent + prices[r, k]
+                if cost > limit:
+                    continue
+                gained = done + job.gains[r, k] - (job.mu if home >= 0 and job.pools[k] != home else 0.0)
+                step = (r, k, path)
+                if gained >= job.theta:
+                    picks[:] = -1
+                    at = step
+                    while at is not None:
+                        picks[at[0]] = at[1]
+                        at = at[2]
+                    out.append((j, picks.copy()))
+                else:
+                    stack.append((r + 1, gained, int(job.pools[k]), cost, step))
+    return out
+
+
+def exact_by_enumeration(instance: Instance, lam: np.ndarray, bound: float, upper: float, *,
+                         time_limit: float | None, threads: int | None = None, cap: int = 50000):
+    """Solve the master over :func:`enumerate_columns` as an integer programme; ``(schedule or None, proven bound)``.
+
+    The columns hold every schedule cheaper than ``upper`` uses, and a cutoff
+    row keeps only schedules cheaper than ``upper`` by more than ``10^-9``
+    relative, so when the solver proves its optimum ``V`` the optimum is ``V``,
+    and when the programme is infeasible the optimum is ``upper`` (within
+    ``10^-9``); in general ``OPT >= min(upper, B)`` for its bound ``B``.  Returns ``(None, None)`` when the
+    enumeration passes ``cap`` nodes or holds more than :data:`COLUMNS_PER_SECOND` columns per second of
+    ``time_limit``.
+    """
+    found = enumerate_columns(instance, lam, bound, upper, cap=cap)
+    jobs = _jobs(instance)
+    if found is None or jobs is None:
+        return None, None
+    R, P = instance.rounds, instance.n_pools
+    rate = instance.base_prices * instance.round_hours
+    columns, seen = [], set()
+    for j, chosen in found:
+        if (j, chosen.tobytes()) not in seen:
+            seen.add((j, chosen.tobytes()))
+            columns.append((j, chosen))
+    costs, u_rows, u_cols = [], [], []
+    for k, (j, chosen) in enumerate(columns):
+        job = jobs[j]
+        rounds = np.flatnonzero(chosen >= 0)
+        pools = job.pools[chosen[rounds]]
+        u_rows.append(pools * R + job.lo + rounds)
+        u_cols.append(np.full(rounds.size, k))
+        costs.append(float(rate[pools].sum() * job.size))
+    if time_limit is not None and len(columns) > COLUMNS_PER_SECOND * time_limit:
+        return None, None  # HiGHS would not stop in time on a master this large (measured: presolve overruns)
+    if len({j for j, _ in columns}) < len(jobs):
+        return None, upper  # a job has no schedule cheaper than the incumbent allows: nothing cheaper exists
+    counts_flat = np.repeat(instance.counts.astype(float), R)
+    try:
+        _, solution = _master(jobs, columns, costs, np.concatenate(u_rows), np.concatenate(u_cols), P * R,
+                              counts_flat, integral=True, time_limit=time_limit, threads=threads,
+                              cutoff=upper - 1e-9 * max(1.0, abs(upper)))
+    except NoSolutionError:
+        return None, None
+    if solution.status == "infeasible":
+        return None, upper
+    proven = None if solution.bound is None else min(upper, float(solution.bound))
+    if solution.values is None:
+        return None, proven
+    out = np.full((instance.n_agents, R), -1, dtype=np.int64)
+    for k in np.flatnonzero(solution.values > 0.5).tolist():
+        j, chosen = columns[k]
+        job = jobs[j]
+        rounds = np.flatnonzero(chosen >= 0)
+        out[job.index, job.lo + rounds] = job.edges[chosen[rounds]]
+    if solution.status == "optimal":
+        proven = min(upper, float(solution.objective))
+    return out, proven
