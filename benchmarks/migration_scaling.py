@@ -22,7 +22,8 @@ The cluster sweep (``--sweep cluster``, issue 12's sizes) uses
 ``cluster_instance``: ``n`` jobs on a fixed number of devices (20 jobs x 20
 rounds on 10 devices up to 500 jobs x 48 rounds on 50), solved by the default
 ``lo.solve(inst, "migration")`` (strategy auto: whole horizon when small,
-rolling horizon when large), median of ``--repeats`` runs, next to the old
+after a column-generation pre-step; column generation and price-and-branch
+when large), median of ``--repeats`` runs, next to the old
 formulation (``build_migration(tight=False)``: no floors, no starts, whole
 horizon) with the same time limit.
 

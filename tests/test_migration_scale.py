@@ -146,7 +146,7 @@ def test_bad_strategy_options_are_input_errors(options, match):
         lo.solve(_two_pools(), "migration", **options)
 
 
-def test_auto_rolls_large_cost_instances_and_solves_small_ones_whole():
+def test_auto_decomposes_large_cost_instances_and_solves_small_ones_whole():
     small = lo.solve(_two_pools(), "migration")
     assert small.params["strategy"] == "monolithic" and small.status == "optimal"
     pools = [Pool("a", count=3, base_price=1.0), Pool("b", count=3, base_price=0.6)]
@@ -154,6 +154,6 @@ def test_auto_rolls_large_cost_instances_and_solves_small_ones_whole():
     edges = [Edge(f"j{k}", p, 0.5 if p == "a" else 0.3) for k in range(120) for p in ("a", "b")]
     big = Instance(pools, agents, edges, rounds=40, name="big")
     result = lo.solve(big, "migration", time_limit=20)
-    assert result.params["strategy"] == "rolling"
+    assert result.params["strategy"] == "colgen"
     assert verify(big, result).ok and result.bound <= result.objective + 1e-9
     assert result.status in ("optimal", "feasible", "time_limit")

@@ -155,7 +155,7 @@ def _completion_rows(progress: np.ndarray, mu: float, work: float) -> tuple[np.n
 
 #: ``strategy="auto"`` solves the whole horizon at once up to this many edge-rounds (``E R``), else rolls.
 AUTO_EDGE_ROUNDS = 8000
-STRATEGIES = ("auto", "monolithic", "rolling")
+STRATEGIES = ("auto", "monolithic", "rolling", "colgen")
 
 #: Options shared by ``migration`` and ``migration_free``.
 MIGRATION_OPTIONS = solver_options(fractional=False) + (
@@ -163,7 +163,9 @@ MIGRATION_OPTIONS = solver_options(fractional=False) + (
            "completed work; completion: min weighted completion time", choices=OBJECTIVES),
     Option("strategy", "choice", "auto", "monolithic: one model over the whole horizon; rolling: windows of "
            "`window` rounds overlapping by `overlap` (cost objective only; a heuristic with a certified bound); "
-           f"auto: monolithic up to {AUTO_EDGE_ROUNDS} edge-rounds or for work/completion, else rolling",
+           "colgen: column generation over whole job schedules and price-and-branch (cost objective only; "
+           "certified Lagrangian bound); "
+           f"auto: monolithic up to {AUTO_EDGE_ROUNDS} edge-rounds or for work/completion, else colgen",
            choices=STRATEGIES),
     Option("window", "int", 4, "rounds per rolling window", minimum=1, maximum=10**6),
     Option("overlap", "int", 2, "rounds each rolling window shares with the next (less than window)", minimum=0,
@@ -183,12 +185,12 @@ def pick_strategy(instance: Instance, objective: str, strategy: str) -> str:
     """
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}", path="option strategy")
-    if strategy == "rolling" and objective != "cost":
-        raise InputError(f"strategy rolling supports objective cost only, got {objective!r}", path="option strategy")
+    if strategy in ("rolling", "colgen") and objective != "cost":
+        raise InputError(f"strategy {strategy} supports objective cost only, got {objective!r}", path="option strategy")
     if strategy != "auto":
         return strategy
     big = instance.n_edges * instance.rounds > AUTO_EDGE_ROUNDS
-    return "rolling" if big and objective == "cost" else "monolithic"
+    return "colgen" if big and objective == "cost" else "monolithic"
 
 
 def migration_size(instance: Instance, options: dict) -> SizeEstimate:
@@ -864,6 +866,16 @@ def solve_migration(
     if reasons:
         return Result(instance=instance.name, method=method, status="infeasible", solver=solver, route="pre-check",
                       message="; ".join(reasons), params=params)
+    if chosen_strategy == "colgen" and not allow_migration:
+        chosen_strategy = params["strategy"] = "rolling"  # column generation's schedules may move; rolling may not
+    if chosen_strategy == "colgen":
+        from .migration_colgen import solve_colgen
+
+        try:
+            return solve_colgen(instance, time_limit=time_limit, threads=threads, mip_gap=mip_gap, method=method,
+                                params=params)
+        except NoSolutionError:
+            chosen_strategy = params["strategy"] = "rolling"  # no candidate finished every job: roll instead
     if chosen_strategy == "rolling":
         from .migration_rolling import solve_rolling
 
@@ -877,9 +889,33 @@ def solve_migration(
             params["strategy"] = "monolithic"
     else:
         fallback = ""
+    # cost on the HiGHS matrix route (the one column generation uses): column generation first (certified bound,
+    # incumbent); proven there, or its prices fix runs to 0.
+    pre = None
+    if (objective == "cost" and allow_migration and starts and not fallback and solver == "highs" and via == "direct"
+            and backend is None):
+        pre = _colgen_prestep(instance, time_limit, threads)
+        if pre is not None and pre["gap"] <= max(mip_gap, 1e-9):
+            kept, stats = pre["replay"]
+            result = schedule_result(instance, method, kept, stats, objective, status="optimal", params=params,
+                                     message="proven optimal: the incumbent meets the bound of column generation "
+                                             "(and of the reduced-cost enumeration of schedules, when run)",
+                                     solver="highs", route="column generation and price-and-branch",
+                                     solver_status="", timing={"build_s": 0.0, "solve_s": pre["seconds"]})
+            result.bound, result.gap = pre["bound"], relative_gap(result.objective, pre["bound"])
+            return result
     try:
         model, columns = build_migration(instance, objective=objective, allow_migration=allow_migration)
     except TimeLimitReached as stop:
+        if pre is not None:
+            # Column generation's incumbent stands, with its certified bound.
+            kept, stats = pre["replay"]
+            result = schedule_result(instance, method, kept, stats, objective, status="time_limit", params=params,
+                                     message=f"{stop}; the column-generation incumbent stands", solver="highs",
+                                     route="column generation and price-and-branch", solver_status="",
+                                     timing={"build_s": 0.0, "solve_s": pre["seconds"]})
+            result.bound, result.gap = pre["bound"], relative_gap(result.objective, pre["bound"])
+            return result
         if objective != "work":
             raise
         # Nothing has to finish under the work objective: the empty schedule stands, bounded by all the work.
@@ -898,10 +934,17 @@ def solve_migration(
     found = baseline_starts(instance, objective, model) if starts else []
     if found:
         start = found[0][2]
+    if pre is not None:
+        z_block = model.variables["z"]
+        z_block.upper = np.where(pre["fixed"].reshape(-1), 0.0, z_block.upper)
+        kept0, stats0 = pre["replay"]
+        start = schedule_columns(model, instance, kept0, stats0)
     solution = solve_model(model, solver=solver, via=via, time_limit=time_limit, threads=threads, mip_gap=mip_gap,
                            verbose=verbose, backend=backend, start=start)
     common = dict(solver=solution.solver, route=solution.route, solver_status=solution.solver_status,
                   timing={"build_s": solution.build_s, "solve_s": solution.solve_s})
+    if pre is not None:
+        return _after_fixing(instance, method, model, solution, pre, params, mip_gap, common)
     if solution.status == "infeasible":
         what = "finishes every job by its deadline" + ("" if allow_migration else " without migrating")
         return Result(instance=instance.name, method=method, status="infeasible", params=params,
@@ -943,6 +986,88 @@ def solve_migration(
                              message=message, **common)
     result.bound = bound
     result.gap = relative_gap(result.objective, bound)
+    return result
+
+
+#: Search nodes the reduced-cost enumeration of job schedules may visit before the whole-horizon solve.
+ENUMERATION_CAP = 200000
+
+
+def _colgen_prestep(instance: Instance, time_limit: float | None, threads: int | None) -> dict | None:
+    """Column generation before the whole-horizon ``cost`` solve (:mod:`laissez_opt.exact.migration_colgen`).
+
+    Gets 30 % of the time left; then, unless the incumbent meets the bound,
+    :func:`~laissez_opt.exact.migration_colgen.exact_by_enumeration` gets 70 %
+    of what is left (at most :data:`ENUMERATION_CAP` search nodes).  Returns the
+    incumbent (``replay``, ``money``), the certified ``bound``, their ``gap``
+    and the runs ``fixed`` to 0 (:func:`~laissez_opt.exact.migration_colgen.fixings`
+    at the column-generation bound: no schedule cheaper than the incumbent uses
+    them); None when no candidate finishes every job.
+    """
+    from .migration_colgen import exact_by_enumeration, fixings, improve
+    from .migration_rolling import greedy_schedule
+
+    began = time.perf_counter()
+    left = remaining(time_limit)
+    found = greedy_schedule(instance)
+    cg, schedule, money = improve(instance, seconds=None if left is None else 0.3 * left, threads=threads,
+                                  seeds=[] if found is None else [found[0]])
+    if schedule is None or not math.isfinite(cg.bound):
+        return None
+    kept, stats = replay(instance, schedule)
+    bound, gap = cg.bound, relative_gap(money, cg.bound)
+    if gap is not None and gap > 1e-9:
+        # Every schedule cheaper than the incumbent, enumerated by reduced cost and solved as a set-partitioning
+        # programme (70 % of the time left): exact when the enumeration fits.
+        room = remaining(time_limit)
+        better, proven = exact_by_enumeration(instance, cg.lam, cg.bound, money, threads=threads, cap=ENUMERATION_CAP,
+                                              time_limit=None if room is None else 0.7 * room)
+        if proven is not None:
+            bound = max(bound, proven)
+        value = None if better is None else objective_value(instance, replay(instance, better)[1], "cost")
+        if value is not None and value < money:
+            schedule, money = better, value
+        kept, stats = replay(instance, schedule)
+        gap = relative_gap(money, bound)
+    return {"replay": (kept, stats), "money": money, "bound": bound, "gap": gap,
+            "fixed": fixings(instance, cg.lam, cg.bound, money), "seconds": time.perf_counter() - began}
+
+
+def _after_fixing(instance, method, model, solution, pre, params, mip_gap, common) -> Result:
+    """The whole-horizon ``cost`` result when runs were fixed by reduced cost (``pre`` from :func:`_colgen_prestep`).
+
+    The fixed model holds every schedule cheaper than the incumbent ``U``, so
+    ``OPT >= min(U, B)`` for the solver's bound ``B`` on it (``B = inf`` when it
+    is infeasible), and ``OPT >= L`` (column generation): the bound is
+    ``max(L, min(U, B))``.  The answer is the cheaper of the solver's replayed
+    schedule and the incumbent.
+    """
+    E, R = instance.n_edges, instance.rounds
+    candidates = [(pre["money"], 1, *pre["replay"])]
+    solver_bound = math.inf if solution.status == "infeasible" else solution.bound
+    if solution.values is not None and solution.status != "infeasible":
+        runs = np.round(solution.block(model, "z")).reshape(E, R) > 0.5
+        chosen = np.full((instance.n_agents, R), -1, dtype=np.int64)
+        edges, rounds = np.nonzero(runs)
+        chosen[instance.edge_agent[edges], rounds] = edges
+        kept, stats = replay(instance, chosen)
+        value = objective_value(instance, stats, "cost")
+        if value is not None:
+            candidates.append((value, 0, kept, stats))
+    value, _, kept, stats = min(candidates, key=lambda c: (c[0], c[1]))
+    bound = pre["bound"]
+    if solver_bound is not None:
+        bound = max(bound, min(pre["money"], solver_bound))
+    gap = relative_gap(value, bound)
+    status = "optimal" if gap is not None and gap <= max(mip_gap, 1e-9) else (
+        "time_limit" if solution.status == "time_limit" else "feasible")
+    message = (f"column generation bound {pre['bound']:.6g} and incumbent {pre['money']:.6g}; "
+               f"{int(pre['fixed'].sum())} runs fixed to 0 by reduced cost; the fixed model: {solution.status}")
+    if status == "optimal":
+        message += "; proven optimal"
+    result = schedule_result(instance, method, kept, stats, "cost", status=status, params=params, message=message,
+                             **common)
+    result.bound, result.gap = bound, relative_gap(result.objective, bound)
     return result
 
 
