@@ -18,7 +18,7 @@ import laissez_opt as lo
 from laissez_opt.errors import InputError
 from laissez_opt.exact.maxmin import _value_coefficients, solve_maxmin
 from laissez_opt.exact.rounded_leximin import (
-    check_allocation, cover_bound, declare_first_level, device_count_bound, order_by_class, rounded_start,
+    check_allocation, configuration_bound, cover_bound, declare_first_level, device_count_bound, order_by_class, rounded_start,
     unit_leximin_base,
 )
 from laissez_opt.instance import Agent, Edge, Instance, Pool
@@ -109,6 +109,10 @@ def test_starts_feasible_and_bounds_valid(inst, normalizer):
         assert level / unit <= optimum + TOL * max(1.0, optimum)
         covered = cover_bound(inst, coef, plan, level)
         assert covered is not None and covered / unit >= optimum - TOL * max(1.0, optimum)
+        upper = float(plan.vmax[plan.rows_agent].min()) if plan.rows_agent.size else 0.0
+        configured, _ = configuration_bound(inst, plan, level, max(upper, level))
+        if plan.rows_agent.size:
+            assert configured is not None and configured / unit >= optimum - TOL * max(1.0, optimum)
     count = device_count_bound(inst, plan)
     if count is not None:
         assert count / unit >= optimum - TOL * max(1.0, optimum)
@@ -146,9 +150,16 @@ def test_gavel_general_demands_reach_the_bound_fast():
     assert r.details["symmetry_rows"] > 0
 
 
+def test_configuration_lp_proves_dense_neocloud():
+    inst = lo.generate("neocloud", 256, 4, seed=0, max_demand=4, max_count=128)  # about one device per job
+    r = lo.solve(inst, "maxmin", time_limit=60)
+    assert r.details["configuration_bound"] < 0.5 * r.details["fractional_first_level"]  # integrality decides
+    assert r.gap is not None and r.gap <= 0.01 and r.bound >= r.objective
+
+
 def test_time_limited_run_keeps_an_incumbent_and_an_honest_gap():
     inst = lo.generate("neocloud", 150, 4, seed=0, max_demand=4, max_count=75)
-    r = lo.solve(inst, "maxmin", levels="first_level", time_limit=3)
+    r = lo.solve(inst, "maxmin", levels="first_level", time_limit=0.8)
     assert r.status in ("time_limit", "feasible")
     assert r.objective > 0 and r.bound >= r.objective
     assert r.gap is not None and 0 <= r.gap < 10

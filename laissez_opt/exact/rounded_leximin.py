@@ -78,7 +78,7 @@ from .common import AllocationColumns, add_allocation
 from .leximin import LeximinOutcome, LeximinPlan, packing_start, standalone_max, value_unit
 
 __all__ = ["declare_first_level", "rounded_start", "check_allocation", "order_by_class",
-           "device_count_bound", "unit_leximin_base", "cover_bound", "solve_first_level",
+           "device_count_bound", "unit_leximin_base", "cover_bound", "configuration_bound", "solve_first_level",
            "LEVEL_ROUTES"]
 
 #: Values of option ``levels`` (integral leximin with general demands).
@@ -406,6 +406,145 @@ def cover_bound(instance: Instance, coef: np.ndarray, plan: LeximinPlan, level: 
     return max(float(level), float(sol.values[lp_plan.t.start]) * lp_plan.unit / plan.unit)
 
 
+#: Largest number of integral configurations (device vectors) per class of agents for :func:`configuration_bound`.
+MAX_CONFIGURATIONS = 2000
+
+
+def _configurations(caps: list[int], demand: int, limit: int) -> np.ndarray | None:
+    """Every integral vector ``q`` with ``0 <= q_j <= caps[j]`` and ``0 < sum q <= demand``; None past ``limit``."""
+    out: list[tuple[int, ...]] = []
+
+    def walk(j: int, left: int, prefix: tuple[int, ...]) -> bool:
+        if j == len(caps):
+            if sum(prefix):
+                out.append(prefix)
+            return len(out) <= limit
+        for q in range(min(caps[j], left) + 1):
+            if not walk(j + 1, left - q, prefix + (q,)):
+                return False
+        return True
+
+    if not walk(0, demand, ()):
+        return None
+    return np.array(out, dtype=np.float64).reshape(len(out), len(caps))
+
+
+def configuration_bound(instance: Instance, plan: LeximinPlan, level: float, upper: float, *,
+                        deadline: float | None = None) -> tuple[float | None, int]:
+    """The configuration LP's bound on the integral max-min value ``t*`` (one round), in engine units.
+
+    A *configuration* of agent ``i`` is an integral device vector ``q`` over its usable
+    columns (``q_j <= min(d_i, k_c)``, ``sum_j q_j <= d_i``); it *reaches* ``t`` when
+    ``sum_j a_j q_j >= t``.  If ``t*`` is reached, the integral optimum is a choice of one
+    reaching configuration per agent within the pools' capacities, so the LP
+
+    .. math::
+
+        \\sum_{q \\in Q_g(t)} \\lambda_{g,q} = n_g \\ (g), \\qquad
+        \\sum_{g, q} \\lambda_{g,q}\\, q_c \\le k_c \\ (c), \\qquad \\lambda \\ge 0
+
+    (``Q_g(t)``: the minimal configurations of class ``g`` reaching ``t``; classes of
+    interchangeable agents share them) is feasible at ``t = t*``.  Feasibility only
+    shrinks as ``t`` grows and ``t*`` is a configuration value, so a bisection over the
+    configuration values in ``(level, upper]`` finds the largest candidate not proven
+    infeasible: a bound, ``level`` itself (the incumbent is optimal) when the first value
+    above it is infeasible.  This is the configuration LP of the max-min allocation
+    ("Santa Claus") problem, stronger than the plain relaxation: a configuration holds
+    whole devices.  Returns ``(bound or None, LPs solved)``; None when an agent has more
+    than ``MAX_CONFIGURATIONS`` configurations, there are several rounds, or time ran out
+    before any LP.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("H", count=1), lo.Pool("A", count=2)],
+    ...                    [lo.Agent("x", demand=2), lo.Agent("y", demand=2)],
+    ...                    [lo.Edge("x", "H", 3.0), lo.Edge("x", "A", 1.0), lo.Edge("y", "H", 3.0),
+    ...                     lo.Edge("y", "A", 1.0)])
+    >>> model, plan, _ = declare_first_level(inst, np.array([3.0, 1.0, 3.0, 1.0]))
+    >>> configuration_bound(inst, plan, 2.0, 4.0)   # one gets H, the other 2 A: 2 is optimal
+    (2.0, 1)
+    """
+    if instance.rounds != 1 or plan.rows_agent.size == 0:
+        return None, 0
+    classes = agent_classes(instance)
+    total = float(instance.counts.sum())
+    usable = (plan.coef > 0) & (plan.block.upper > 0)
+    cols_of = {}
+    for j in np.flatnonzero(usable).tolist():
+        cols_of.setdefault(int(plan.agent[j]), []).append(j)
+    reps = [int(classes.representative[g]) for g in range(classes.n_classes)]
+    sizes = classes.size
+    conf_cols, conf_q, conf_v, conf_g = [], [], [], []
+    for g, i in enumerate(reps):
+        if not plan.included[i]:
+            continue
+        cols = cols_of.get(i, [])
+        demand = int(np.floor(min(instance.demands[i], total) + 1e-9))
+        Q = _configurations([int(plan.block.upper[j]) for j in cols], demand, MAX_CONFIGURATIONS)
+        if Q is None:
+            return None, 0
+        conf_cols.append(np.array(cols, dtype=np.int64))
+        conf_q.append(Q)
+        conf_v.append(Q @ plan.coef[cols])
+        conf_g.append(g)
+    values = np.unique(np.concatenate(conf_v))
+    tol = 1e-9 * max(1.0, abs(level))
+    candidates = values[(values > level + tol) & (values <= upper + tol)]
+    pools = instance.edge_pool
+
+    def feasible(t: float) -> bool | None:
+        model = LinearModel("configuration-lp", sense="min")
+        rows, cols, coefs, n_var, cap_rows, cap_cols, cap_coefs = [], [], [], 0, [], [], []
+        for r, (cols_i, Q, v, g) in enumerate(zip(conf_cols, conf_q, conf_v, conf_g)):
+            reach = v >= t - 1e-9 * max(1.0, abs(t))
+            # minimal: removing any one held unit drops below t
+            minimal = reach.copy()
+            for j in range(Q.shape[1]):
+                held = Q[:, j] > 0
+                minimal &= ~held | (v - plan.coef[cols_i[j]] < t - 1e-9 * max(1.0, abs(t)))
+            keep = np.flatnonzero(minimal)
+            if keep.size == 0:
+                return False
+            idx = n_var + np.arange(keep.size)
+            rows.append(np.full(keep.size, r)); cols.append(idx); coefs.append(np.ones(keep.size))
+            nz_k, nz_j = np.nonzero(Q[keep])
+            cap_rows.append(pools[cols_i[nz_j]]); cap_cols.append(idx[nz_k]); cap_coefs.append(Q[keep][nz_k, nz_j])
+            n_var += keep.size
+        lam = model.add_variables("lambda", n_var, lower=0.0, upper=np.inf)
+        size = np.array([float(sizes[g]) for g in conf_g])
+        model.add_constraints("choose", rows=np.concatenate(rows), cols=lam.start + np.concatenate(cols),
+                              coefs=np.concatenate(coefs), lower=size, upper=size, n_rows=len(conf_g))
+        model.add_constraints("capacity", rows=np.concatenate(cap_rows), cols=lam.start + np.concatenate(cap_cols),
+                              coefs=np.concatenate(cap_coefs), upper=instance.counts.astype(np.float64),
+                              n_rows=instance.n_pools)
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0.01:
+            return None
+        try:
+            sol = solve_model(model, solver="highs", time_limit=left)
+        except NoSolutionError:
+            return None
+        if sol.status == "infeasible":
+            return False
+        return True if sol.status == "optimal" else None
+
+    lo, hi, solves = -1, candidates.size, 0  # candidates[:lo+1] feasible (level: the incumbent), [hi:] infeasible
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        ok = feasible(float(candidates[mid]))
+        solves += 1
+        if ok is None:
+            break
+        if ok:
+            lo = mid
+        else:
+            hi = mid
+    if solves == 0 and candidates.size:
+        return None, 0
+    if hi == candidates.size:
+        return float(upper), solves  # nothing above the last feasible candidate was refuted
+    return (float(candidates[hi - 1]) if hi > 0 else float(level)), solves
+
+
 def _smallest(plan: LeximinPlan, block_values: np.ndarray) -> float:
     values = plan.values(block_values)[plan.rows_agent]
     return float(values.min()) if values.size else 0.0
@@ -462,6 +601,13 @@ def solve_first_level(
         if covered is not None:
             bounds.append(covered)
             cover_value = covered
+    config_value, config_lps = None, 0
+    if K and rounds_ok and not (bounds and min(bounds) <= start_level + 1e-9 * max(1.0, abs(start_level))):
+        upper = min(bounds) if bounds else float(plan.vmax[plan.rows_agent].min())
+        share = None if deadline is None else time.perf_counter() + 0.5 * max(deadline - time.perf_counter(), 0.0)
+        config_value, config_lps = configuration_bound(instance, plan, start_level, upper, deadline=share)
+        if config_value is not None:
+            bounds.append(config_value)
     incumbent, inc_level = start, start_level
     run_status, run_text, solve_s, route = "not run", "", 0.0, "rounded fractional leximin + greedy fill"
     proven = bool(bounds) and min(bounds) <= inc_level + 1e-9 * max(1.0, abs(inc_level))
@@ -470,6 +616,8 @@ def solve_first_level(
         full[plan.block.slice] = start
         full[plan.t.start] = start_level
         plan.t.lower[0] = start_level - _CUTOFF_SLACK * max(1.0, abs(start_level))  # cutoff: the incumbent's level
+        if bounds:  # t* <= every bound: a solution reaching it ends the search at once
+            plan.t.upper[0] = min(bounds) + _CUTOFF_SLACK * max(1.0, abs(min(bounds)))
         left = None if deadline is None else deadline - time.perf_counter()
         if left is None or left > 0.05:
             try:
@@ -518,7 +666,9 @@ def solve_first_level(
         0, [solve_s] if solve_s else [], build_s, route, run_text, bound, "; ".join(message),
         extra={"start_level": start_level / plan.unit, "start": start_kind,
                "device_count_bound": None if count_bound is None else count_bound / plan.unit,
-               "cover_bound": None if cover_value is None else cover_value / plan.unit, "milp_status": run_status,
+               "cover_bound": None if cover_value is None else cover_value / plan.unit,
+               "configuration_bound": None if config_value is None else config_value / plan.unit,
+               "configuration_lps": config_lps, "milp_status": run_status,
                "fractional_first_level": fractional_level,
                "symmetry_rows": int(model.constraints["order"].size), "level_rows": int(model.constraints["level"].size),
                "first_level_proven": bool(proven)},
