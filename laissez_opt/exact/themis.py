@@ -102,6 +102,7 @@ __all__ = [
     "select_bidders",
     "build_themis",
     "finish_times",
+    "rounded_incumbent",
     "solve_themis",
 ]
 
@@ -842,6 +843,58 @@ def _placement_amounts(instance: Instance, where: dict[int, int]) -> np.ndarray:
     return amounts
 
 
+def rounded_incumbent(instance: Instance, data: ThemisData, base: np.ndarray | None) -> np.ndarray:
+    """A feasible integral allocation with a small ``max_B rho_i``: ``base`` rounded down, then filled.
+
+    ``floor`` of a feasible (fractional) allocation keeps every ``capacity`` and
+    ``demand`` row.  Then, repeatedly, the bidder with the largest ``rho_i`` (``inf``
+    without a rate) takes one more device of its most useful pool with a free device,
+    within its demand; the fill stops when that bidder can take none (``max rho`` can
+    then fall no further by adding devices) or no device is free.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A", work=1.0), lo.Agent("B", work=1.0)],
+    ...                    [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 1.0)])
+    >>> data = themis_data(inst)
+    >>> rounded_incumbent(inst, data, np.array([0.5, 1.5])).tolist()   # floor gives A nothing: A first
+    [1.0, 1.0]
+    """
+    import heapq
+
+    x = np.zeros(instance.n_edges) if base is None else np.floor(np.maximum(np.asarray(base, float), 0.0) + 1e-9)
+    free = instance.counts.astype(np.float64) - np.bincount(instance.edge_pool, weights=x, minlength=instance.n_pools)
+    room = instance.demands - np.bincount(instance.edge_agent, weights=x, minlength=instance.n_agents)
+    if np.any(free < -1e-9) or np.any(room < -1e-9):  # not a feasible base: start from nothing
+        return rounded_incumbent(instance, data, None)
+    u = instance.edge_utility[:, 0]
+    order = np.lexsort((-u, instance.edge_agent))
+    order = order[u[order] > 0]
+    starts = np.searchsorted(instance.edge_agent[order], np.arange(instance.n_agents + 1))
+    rate = data.rates(instance, x)
+
+    def rho(i: int) -> float:
+        r = rate[i] / data.ideal_rate[i]
+        return math.inf if r <= 0 else float(data.lag[i] + 1.0 / r)
+
+    heap = [(-rho(i), i) for i in data.bidders.tolist()]
+    heapq.heapify(heap)
+    while heap:
+        _, i = heapq.heappop(heap)
+        if room[i] < 1 - 1e-9:
+            break
+        cols = order[starts[i]:starts[i + 1]]
+        usable = cols[free[instance.edge_pool[cols]] >= 1 - 1e-9]
+        if usable.size == 0:
+            break  # the worst bidder can take nothing more
+        e = int(usable[0])
+        x[e] += 1.0
+        free[instance.edge_pool[e]] -= 1.0
+        room[i] -= 1.0
+        rate[i] += u[e]
+        heapq.heappush(heap, (-rho(i), i))
+    return x
+
+
 def solve_themis(
     instance: Instance,
     *,
@@ -986,7 +1039,12 @@ def _solve_themis(
         else:
             frac_lo = lo = max(lo, lo_f)
             _, where = select_bidders(instance, data.candidates, placement=True)
-            best = _placement_amounts(instance, {i: where[i] for i in bidders.tolist()})
+            placed = _placement_amounts(instance, {i: where[i] for i in bidders.tolist()})
+            # The incumbent: the better of the placement and the rounded fractional optimum, each filled.
+            starts = [placed, rounded_incumbent(instance, data, placed)]
+            if best_f is not None:
+                starts.append(rounded_incumbent(instance, data, best_f))
+            best = min(starts, key=lambda a: data.max_rho(instance, a))
             hi = data.max_rho(instance, best)
             lo, hi, best, proven, timed_out = _integral_search(log, route, data, instance, lo, hi, best, hint=hint,
                                                                 **search)
