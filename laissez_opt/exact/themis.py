@@ -85,7 +85,7 @@ import numpy as np
 
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
-from ..limits import remaining
+from ..limits import TimeLimitReached, remaining
 from ..method_spec import Method, Option, read_state, solver_options, state_option
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import Solution
@@ -970,7 +970,63 @@ def solve_themis(
                 out.details["agents"] = finish_times(instance, data, out.amounts[:, 0])
                 out.details["candidates"] = int(data.candidates.size)
             return out
-    return _solve_themis(instance, fractional=fractional, hint=hint, **kwargs)
+    relaxed, relax_s = None, 0.0
+    if not fractional and fairness_knob == 0 and instance.rounds == 1 and compress != "off":
+        t0 = time.perf_counter()
+        relaxed = _relaxation_on_classes(instance, compress, kwargs)
+        relax_s = time.perf_counter() - t0
+        if relaxed is not None and time_limit is not None:
+            kwargs["time_limit"] = max(time_limit - relax_s, 1e-3)
+    result = _solve_themis(instance, fractional=fractional, hint=hint, relaxed=relaxed, **kwargs)
+    if relaxed is not None:
+        result.details["relaxation"] = f"LP relaxation solved on classes of identical agents in {relax_s:.3f} s"
+        result.timing["build_s"] = result.timing.get("build_s", 0.0) + relax_s
+    return result
+
+
+def _lp_oracle(instance: Instance, lp_data: ThemisData, solver: str, via: str, options: dict):
+    """The LP evaluations' oracle: one persistent highspy model (``highs``/``direct``), else a route."""
+    if solver == "highs" and via == "direct":
+        try:
+            return _HighsSession(instance, lp_data, **options)
+        except ImportError:  # pragma: no cover - a highs route without the array lowering
+            pass
+    return _Route(instance, lp_data, solver=solver, via=via, options=options)
+
+
+def _relaxation_on_classes(instance: Instance, compress: str, kwargs: dict) -> tuple[float, np.ndarray] | None:
+    """Integral mode's LP relaxation ``(lo, x)`` by the compressed fractional solve, when it is the same LP.
+
+    With ``fairness_knob = 0`` and every candidate bidding (each can hold a device at
+    once), the integral bidders are the fractional ones, so the relaxation is the
+    fractional Themis problem, whose class solve is exact (``models/compression.md``);
+    its certified ``lo`` bounds the integral ``rho*`` below.  None when the classes do
+    not pay, some candidate does not bid, or the solve gave no bound.
+    """
+    from .classes import agent_classes, compression_wanted
+
+    work = np.array([DEFAULT_WORK if a.work is None else float(a.work) for a in instance.agents])
+    elapsed = np.array([float(a.elapsed) for a in instance.agents])
+    if not compression_wanted(compress, agent_classes(instance, (work, elapsed))):
+        return None
+    data = themis_data(instance, fractional=False, fairness_knob=0.0)
+    if data.bidders.size == 0 or data.bidders.size != data.candidates.size:
+        return None
+    limit = remaining(kwargs.get("time_limit"))
+    options = {**kwargs, "time_limit": None if limit is None else 0.3 * limit}
+    try:
+        out = solve_on_classes(
+            instance, compress,
+            lambda small, classes: _solve_themis(small, fractional=True, second_stage=False,
+                                                 welfare_weight=instance.weights[classes.representative], **options),
+            keys=(work, elapsed), weight="total", work=True, members=("bidders",))
+    except (NoSolutionError, TimeLimitReached):
+        return None
+    if out is None:
+        return None
+    if out.bound is None or out.amounts is None or not math.isfinite(out.bound):
+        return None
+    return float(out.bound), out.amounts[:, 0]
 
 
 def _hint(state: dict | None) -> float | None:
@@ -1000,9 +1056,13 @@ def _solve_themis(
     backend: str | None,
     welfare_weight: np.ndarray | None = None,
     hint: float | None = None,
+    relaxed: tuple[float, np.ndarray] | None = None,
+    second_stage: bool = True,
 ) -> Result:
     """:func:`solve_themis` on ``instance``; ``welfare_weight`` replaces the weights of the second
-    stage's welfare (a class instance weighs it by the member weight ``w``, not ``n_g w``)."""
+    stage's welfare (a class instance weighs it by the member weight ``w``, not ``n_g w``); ``relaxed``
+    (integral mode): the LP relaxation's certified lower bound and allocation, already solved;
+    ``second_stage=False`` stops after the first stage (a bound is all the caller needs)."""
     clock = _Clock(time_limit)
     options = {"threads": threads, "mip_gap": mip_gap, "verbose": verbose, "backend": backend}
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 < tolerance <= 0.5:
@@ -1013,14 +1073,6 @@ def _solve_themis(
     lag_b = data.lag[bidders]
     route = _Route(instance, data, solver=solver, via=via, options=options)
     lp_data = data if fractional else dataclasses.replace(data, fractional=True)
-    lp_oracle = None
-    if solver == "highs" and via == "direct":
-        try:
-            lp_oracle = _HighsSession(instance, lp_data, **options)
-        except ImportError:  # pragma: no cover - a highs route without the array lowering
-            lp_oracle = None
-    if lp_oracle is None:
-        lp_oracle = _Route(instance, lp_data, solver=solver, via=via, options=options)
     log = _Log()
     search = dict(tol=tolerance, clock=clock, max_iterations=max_iterations)
 
@@ -1028,31 +1080,43 @@ def _solve_themis(
     lo = hi = 0.0
     best = None
     frac_lo = None
+    lp_oracle = None
     if bidders.size:
         # Each bidder's best rate alone bounds rho below; the equal share reaches every r_i = 1.
         lo = float(np.max(lag_b + data.ideal_rate[bidders] / data.best_rate[bidders]))
         share = _equal_share(instance)
-        lo_f, hi_f, best_f, proven_f, timed_f = _fractional_search(
-            log, lp_oracle, data, instance, lo, data.max_rho(instance, share), share, **search)
-        if fractional:
-            lo, hi, best, proven, timed_out = lo_f, hi_f, best_f, proven_f, timed_f
-        else:
-            frac_lo = lo = max(lo, lo_f)
+        if not fractional:
+            # The placement that chose the bidders: an incumbent before any solve, whatever the time left.
             _, where = select_bidders(instance, data.candidates, placement=True)
             placed = _placement_amounts(instance, {i: where[i] for i in bidders.tolist()})
-            # The incumbent: the better of the placement and the rounded fractional optimum, each filled.
-            starts = [placed, rounded_incumbent(instance, data, placed)]
-            if best_f is not None:
-                starts.append(rounded_incumbent(instance, data, best_f))
-            best = min(starts, key=lambda a: data.max_rho(instance, a))
+            best = min((placed, rounded_incumbent(instance, data, placed)), key=lambda a: data.max_rho(instance, a))
             hi = data.max_rho(instance, best)
-            lo, hi, best, proven, timed_out = _integral_search(log, route, data, instance, lo, hi, best, hint=hint,
-                                                                **search)
+        try:
+            if relaxed is not None and not fractional:  # the LP relaxation, solved on classes
+                lo_f, best_f = relaxed
+            else:
+                lp_oracle = _lp_oracle(instance, lp_data, solver, via, options)
+                lo_f, hi_f, best_f, proven_f, timed_f = _fractional_search(
+                    log, lp_oracle, data, instance, lo, data.max_rho(instance, share), share, **search)
+            if fractional:
+                lo, hi, best, proven, timed_out = lo_f, hi_f, best_f, proven_f, timed_f
+            else:
+                frac_lo = lo = max(lo, lo_f)
+                # The incumbent: the better of the placement and the rounded fractional optimum, each filled.
+                if best_f is not None:
+                    rounded = rounded_incumbent(instance, data, best_f)
+                    if data.max_rho(instance, rounded) < hi:
+                        best, hi = rounded, data.max_rho(instance, rounded)
+                lo, hi, best, proven, timed_out = _integral_search(log, route, data, instance, lo, hi, best,
+                                                                    hint=hint, **search)
+        except TimeLimitReached:  # the run's deadline passed while a model was being built
+            timed_out = True
+            if fractional and best is None:
+                best, hi = share, data.max_rho(instance, share)
 
     # Second stage: bidders held at rho_i <= hi; the others' welfare first, then everyone's.
     final = best if best is not None else np.zeros(instance.n_edges)
     hold = hi * (1 + HOLD) if bidders.size else None
-    oracle = lp_oracle if fractional else route
     welfare_weight = instance.weights if data.welfare_weight is None else data.welfare_weight
     others_weight = np.where(~data.is_bidder & data.active, welfare_weight, 0.0)[instance.edge_agent]
     others_weight = others_weight * instance.edge_utility[:, 0]
@@ -1066,9 +1130,10 @@ def _solve_themis(
             return None
         return amounts
 
-    stage_status = "skipped (time limit)"
-    if not clock.out():
+    stage_status = "skipped (time limit)" if second_stage else "skipped (bound only)"
+    if second_stage and not clock.out():
         try:
+            oracle = (lp_oracle or _lp_oracle(instance, lp_data, solver, via, options)) if fractional else route
             floor, fallback = None, None
             if np.any(others_weight > 0):
                 fallback = accepted(log.run(oracle, hold, "others", None, clock.left()))
@@ -1083,7 +1148,7 @@ def _solve_themis(
                 final, stage_status = fallback, "others only (the all-agents welfare solve failed)"
             else:
                 stage_status = "failed"
-        except NoSolutionError as exc:
+        except (NoSolutionError, TimeLimitReached) as exc:
             stage_status = f"failed ({exc})"
 
     objective = data.max_rho(instance, final) if bidders.size else 0.0
