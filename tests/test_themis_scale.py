@@ -15,7 +15,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 import laissez_opt as lo
-from laissez_opt.exact.themis import rounded_incumbent, solve_themis, themis_data
+from laissez_opt.exact.themis import bipartite_rounding, rounded_incumbent, solve_themis, themis_data
 from laissez_opt.instance import Agent, Edge, Instance
 
 from test_themis import SETTINGS, ref_integral, themis_instances
@@ -54,7 +54,17 @@ def test_rounded_incumbent_is_feasible_and_not_below_the_optimum(instance, raw):
     data = themis_data(instance)
     base = np.array(raw[: instance.n_edges] + [0.0] * max(0, instance.n_edges - len(raw)))
     frac = lo.solve(instance, "themis", fractional=True)
-    for start in (None, base, frac.amounts[:, 0] if frac.amounts is not None else None):
+    starts = [None, base]
+    if frac.amounts is not None:
+        x_frac = frac.amounts[:, 0]
+        paired = bipartite_rounding(instance, data, x_frac)
+        assert paired is not None  # x itself is feasible: the TU polytope has an integral vertex
+        assert np.all(np.abs(paired - x_frac) < 1 - 1e-9)  # each edge rounded up or down
+        for index, count in ((instance.edge_agent, instance.n_agents), (instance.edge_pool, instance.n_pools)):
+            assert np.all(np.abs(np.bincount(index, weights=paired, minlength=count)
+                                 - np.bincount(index, weights=x_frac, minlength=count)) < 1 + 1e-9)
+        starts += [x_frac, paired]
+    for start in starts:
         x = rounded_incumbent(instance, data, start)
         assert np.all(x == np.round(x)) and np.all(x >= 0)
         assert np.all(np.bincount(instance.edge_pool, weights=x, minlength=instance.n_pools) <= instance.counts)

@@ -103,6 +103,7 @@ __all__ = [
     "build_themis",
     "finish_times",
     "rounded_incumbent",
+    "bipartite_rounding",
     "solve_themis",
 ]
 
@@ -843,6 +844,56 @@ def _placement_amounts(instance: Instance, where: dict[int, int]) -> np.ndarray:
     return amounts
 
 
+def bipartite_rounding(instance: Instance, data: ThemisData, amounts: np.ndarray) -> np.ndarray | None:
+    """A feasible fractional allocation rounded edge by edge, agent and pool totals kept within one device.
+
+    Every ``y_{i,c}`` lies in ``[floor x_{i,c}, ceil x_{i,c}]``, each agent's total in
+    ``[floor, ceil]`` of ``sum_c x_{i,c}`` (and within ``d_i``), each pool's in ``[floor, ceil]`` of
+    ``sum_i x_{i,c}`` (and within ``k_c``).  The constraint matrix is a bipartite incidence
+    matrix, totally unimodular, and ``x`` itself is feasible, so a vertex of this polytope is
+    integral (the bipartite rounding theorem); the LP picks the vertex with the largest sum of
+    ``u_{i,c} / X^id_i``, weighted by ``1 / r_i`` of ``x`` (bidders with small rates first).
+    None when the LP fails or its vertex is not integral within ``1e-6``.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=1), lo.Pool("Q", count=1)],
+    ...                    [lo.Agent("A", work=1.0), lo.Agent("B", work=1.0)],
+    ...                    [lo.Edge("A", "P", 2.0), lo.Edge("A", "Q", 1.0), lo.Edge("B", "P", 1.0),
+    ...                     lo.Edge("B", "Q", 1.0)])
+    >>> float(bipartite_rounding(inst, themis_data(inst), np.array([0.5, 0.5, 0.5, 0.5])).sum())
+    2.0
+    """
+    x = np.maximum(np.asarray(amounts, dtype=np.float64), 0.0)
+    low, high = np.floor(x + 1e-9), np.ceil(x - 1e-9)
+    high = np.maximum(high, low)
+    agent_total = np.bincount(instance.edge_agent, weights=x, minlength=instance.n_agents)
+    pool_total = np.bincount(instance.edge_pool, weights=x, minlength=instance.n_pools)
+    model = LinearModel("themis-rounding", sense="max")
+    y = model.add_variables("y", instance.n_edges, lower=low, upper=high)
+    edges = np.arange(instance.n_edges)
+    a_hi = np.minimum(np.ceil(agent_total - 1e-9), np.floor(instance.demands + 1e-9))
+    p_hi = np.minimum(np.ceil(pool_total - 1e-9), instance.counts.astype(np.float64))
+    model.add_constraints("agent", rows=instance.edge_agent, cols=y.columns(edges), coefs=np.ones(edges.size),
+                          lower=np.minimum(np.floor(agent_total + 1e-9), a_hi), upper=a_hi, n_rows=instance.n_agents)
+    model.add_constraints("pool", rows=instance.edge_pool, cols=y.columns(edges), coefs=np.ones(edges.size),
+                          lower=np.minimum(np.floor(pool_total + 1e-9), p_hi), upper=p_hi, n_rows=instance.n_pools)
+    rate = data.rates(instance, x) / np.where(data.ideal_rate > 0, data.ideal_rate, 1.0)
+    urgency = np.where(data.is_bidder & (rate > 0), 1.0 / np.where(rate > 0, rate, 1.0), 0.0)
+    urgency = np.where(data.is_bidder & (rate <= 0), 1e3, urgency)
+    gain = instance.edge_utility[:, 0] / np.where(data.ideal_rate > 0, data.ideal_rate, 1.0)[instance.edge_agent]
+    model.set_objective(y, gain * urgency[instance.edge_agent] + 1e-6)
+    try:
+        sol = solve_model(model, solver="highs")
+    except NoSolutionError:
+        return None
+    if sol.status != "optimal" or sol.values is None:
+        return None
+    out = sol.values[y.slice]
+    if np.max(np.abs(out - np.round(out)), initial=0.0) > 1e-6:
+        return None
+    return np.round(out)
+
+
 def rounded_incumbent(instance: Instance, data: ThemisData, base: np.ndarray | None) -> np.ndarray:
     """A feasible integral allocation with a small ``max_B rho_i``: ``base`` rounded down, then filled.
 
@@ -1104,9 +1155,11 @@ def _solve_themis(
                 frac_lo = lo = max(lo, lo_f)
                 # The incumbent: the better of the placement and the rounded fractional optimum, each filled.
                 if best_f is not None:
-                    rounded = rounded_incumbent(instance, data, best_f)
-                    if data.max_rho(instance, rounded) < hi:
-                        best, hi = rounded, data.max_rho(instance, rounded)
+                    paired = bipartite_rounding(instance, data, best_f)
+                    for base in (best_f,) if paired is None else (best_f, paired):
+                        rounded = rounded_incumbent(instance, data, base)
+                        if data.max_rho(instance, rounded) < hi:
+                            best, hi = rounded, data.max_rho(instance, rounded)
                 lo, hi, best, proven, timed_out = _integral_search(log, route, data, instance, lo, hi, best,
                                                                     hint=hint, **search)
         except TimeLimitReached:  # the run's deadline passed while a model was being built
