@@ -85,6 +85,8 @@ __all__ = ["declare_first_level", "rounded_start", "check_allocation", "order_by
 LEVEL_ROUTES = ("auto", "ordered_outcomes", "first_level")
 #: ``levels="auto"`` runs the ordered outcomes up to this many agents taking part.
 ORDERED_MAX_AGENTS = 32
+#: Seconds at most for the unit-demand leximin start (its stages grow with the distinct values).
+UNIT_START_S = 10.0
 #: Relative margin of the cutoff ``t >= t_0`` below the incumbent's value (row tolerance).
 _CUTOFF_SLACK = 1e-9
 
@@ -575,7 +577,9 @@ def solve_first_level(
     columns: AllocationColumns = plan.columns
     K = plan.rows_agent.size
     base = None if fractional_amounts is None else np.asarray(fractional_amounts, float)[columns.edge, columns.round]
-    left = None if deadline is None else max(0.25 * (deadline - time.perf_counter()), 1e-3)
+    # The unit-demand start is a heuristic here: at most a quarter of the time left, and UNIT_START_S.
+    left = UNIT_START_S if deadline is None else min(max(0.25 * (deadline - time.perf_counter()), 1e-3),
+                                                     UNIT_START_S)
     start, start_kind = _best_start(model, plan, base, instance, left)
     start = order_by_class(plan, label, start)
     check_allocation(model, plan, start)
