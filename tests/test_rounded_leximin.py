@@ -171,3 +171,21 @@ def test_levels_option_is_checked():
     inst = lo.generate("gavel", 10, 3, seed=0)
     with pytest.raises(InputError, match="levels"):
         solve_maxmin(inst, levels="fast")
+
+
+def test_a_milp_that_stops_without_a_point_keeps_the_start(monkeypatch):
+    import laissez_opt.exact.rounded_leximin as rl
+    from laissez_opt.errors import NoSolutionError
+
+    def stopped(*args, **kwargs):
+        raise NoSolutionError("HiGHS hit the time limit before finding a feasible solution (simulated)")
+
+    monkeypatch.setattr(rl, "configuration_bound", lambda *a, **k: (None, 0))
+    monkeypatch.setattr(rl, "cover_bound", lambda *a, **k: None)
+    monkeypatch.setattr(rl, "solve_model", stopped)
+    inst = lo.generate("neocloud", 80, 4, seed=0, max_demand=4, max_count=40)
+    r = lo.solve(inst, "maxmin", time_limit=30)
+    assert r.status == "time_limit" and r.verified and r.allocation
+    assert r.objective == pytest.approx(r.details["start_level"]) and r.objective > 0
+    assert r.bound >= r.objective and r.gap is not None and 0 < r.gap < 10
+    assert "not proven" in r.message
