@@ -15,7 +15,9 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 import laissez_opt as lo
-from laissez_opt.exact.themis import bipartite_rounding, rounded_incumbent, solve_themis, themis_data
+from laissez_opt.exact.themis import (
+    bipartite_rounding, improve_by_moves, rounded_incumbent, solve_themis, themis_data,
+)
 from laissez_opt.instance import Agent, Edge, Instance
 
 from test_themis import SETTINGS, ref_integral, themis_instances
@@ -72,6 +74,15 @@ def test_rounded_incumbent_is_feasible_and_not_below_the_optimum(instance, raw):
         value = data.max_rho(instance, x)
         if data.bidders.size:
             assert value >= expected * (1 - REL) - 1e-12, (value, expected)
+        y = improve_by_moves(instance, data, x)  # single-device moves: feasible, never worse, never below rho*
+        assert np.all(y == np.round(y)) and np.all(y >= 0)
+        assert np.all(np.bincount(instance.edge_pool, weights=y, minlength=instance.n_pools) <= instance.counts)
+        assert np.all(np.bincount(instance.edge_agent, weights=y, minlength=instance.n_agents) <= instance.demands)
+        assert np.all(y[instance.edge_utility[:, 0] <= 0] <= x[instance.edge_utility[:, 0] <= 0])
+        moved = data.max_rho(instance, y)
+        assert moved <= value
+        if data.bidders.size:
+            assert moved >= expected * (1 - REL) - 1e-12, (moved, expected)
 
 
 def test_time_limited_large_run_has_incumbent_bound_and_gap():

@@ -104,6 +104,7 @@ __all__ = [
     "finish_times",
     "rounded_incumbent",
     "bipartite_rounding",
+    "improve_by_moves",
     "solve_themis",
 ]
 
@@ -894,6 +895,110 @@ def bipartite_rounding(instance: Instance, data: ThemisData, amounts: np.ndarray
     return np.round(out)
 
 
+#: Largest ``n x m`` for the (agent, pool) edge table of :func:`improve_by_moves`.
+_MOVE_TABLE_MAX = 50_000_000
+
+
+def improve_by_moves(instance: Instance, data: ThemisData, amounts: np.ndarray, *, max_steps: int = 5000,
+                     seconds: float | None = None) -> np.ndarray:
+    """Lower ``max_B rho_i`` of a feasible integral allocation by single-device moves.
+
+    Repeatedly, for the bidder ``w`` with the largest ``rho_w``: the best of (a) taking one
+    device of a pool ``c`` from another agent ``j`` (within ``d_w``), and (b) swapping one of
+    ``w``'s devices of pool ``c'`` for one of ``j``'s devices of pool ``c`` (``j`` must value
+    ``c'``; totals unchanged), judged by ``max(rho_w', rho_j')`` (non-bidders' ``rho`` does not
+    count); a move is made only if that is below ``rho_w``.  Every move keeps every
+    ``capacity`` and ``demand`` row.  Stops when no move helps, after ``max_steps`` moves or
+    ``seconds``.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("V", count=1), lo.Pool("K", count=1)],
+    ...                    [lo.Agent("A", demand=1, work=1.0), lo.Agent("B", demand=1, work=1.0)],
+    ...                    [lo.Edge("A", "V", 4.0), lo.Edge("A", "K", 1.0), lo.Edge("B", "V", 1.0),
+    ...                     lo.Edge("B", "K", 1.0)])
+    >>> data = themis_data(inst)
+    >>> x = np.array([0.0, 1.0, 1.0, 0.0])            # A on the K80, B on the V100
+    >>> improve_by_moves(inst, data, x).tolist()       # the swap: A takes V, B takes K
+    [1.0, 0.0, 0.0, 1.0]
+    """
+    n, m = instance.n_agents, instance.n_pools
+    x = np.asarray(amounts, dtype=np.float64).copy()
+    if data.bidders.size == 0 or n * m > _MOVE_TABLE_MAX:
+        return x
+    stop = None if seconds is None else time.perf_counter() + seconds
+    ea, ep, u = instance.edge_agent, instance.edge_pool, instance.edge_utility[:, 0]
+    table = np.full((n, m), -1, dtype=np.int64)
+    table[ea, ep] = np.arange(instance.n_edges)
+    by_pool = [np.flatnonzero(ep == c) for c in range(m)]
+    rate = data.rates(instance, x)
+    held = np.bincount(ea, weights=x, minlength=n)
+    ideal, lag, bidder = data.ideal_rate, data.lag, data.is_bidder
+    bidders = data.bidders
+
+    def rho_of(agents, r):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.where(r > 1e-12, lag[agents] + ideal[agents] / np.where(r > 1e-12, r, 1.0), np.inf)
+        return np.where(bidder[agents], out, -np.inf)
+
+    for _ in range(max_steps):
+        if stop is not None and time.perf_counter() > stop:
+            break
+        rho_b = rho_of(bidders, rate[bidders])
+        w = int(bidders[int(np.argmax(rho_b))])
+        current = float(rho_b.max())
+        best = (current * (1 - 1e-12), None)
+        mine = [c for c in range(m) if table[w, c] >= 0 and x[table[w, c]] >= 1 - 1e-9]
+        for c in range(m):
+            e_w = table[w, c]
+            if e_w < 0 or u[e_w] <= 0:
+                continue
+            H = by_pool[c]
+            H = H[(x[H] >= 1 - 1e-9) & (ea[H] != w)]
+            if H.size == 0:
+                continue
+            j = ea[H]
+            lose = rate[j] - u[H]
+            if held[w] + 1 <= instance.demands[w] + 1e-9:  # (a) take one device of c from j
+                rho_w = float(rho_of(np.array([w]), np.array([rate[w] + u[e_w]]))[0])
+                value = np.maximum(rho_w, rho_of(j, lose))
+                k = int(np.argmin(value))
+                if value[k] < best[0]:
+                    best = (float(value[k]), ("take", int(H[k]), e_w, -1, -1))
+            for c2 in mine:  # (b) swap w's device of c2 for j's device of c
+                if c2 == c:
+                    continue
+                e_w2 = table[w, c2]
+                e_j2 = table[j, c2]
+                ok = e_j2 >= 0
+                ok[ok] = u[e_j2[ok]] > 0  # j takes only a device it values
+                if not ok.any():
+                    continue
+                rho_w = float(rho_of(np.array([w]), np.array([rate[w] + u[e_w] - u[e_w2]]))[0])
+                gain = np.where(ok, u[np.where(ok, e_j2, 0)], 0.0)
+                value = np.where(ok, np.maximum(rho_w, rho_of(j, lose + gain)), np.inf)
+                k = int(np.argmin(value))
+                if value[k] < best[0]:
+                    best = (float(value[k]), ("swap", int(H[k]), e_w, int(e_w2), int(e_j2[k])))
+        move = best[1]
+        if move is None:
+            break
+        kind, e_j, e_w, e_w2, e_j2 = move
+        j = int(ea[e_j])
+        x[e_j] -= 1.0
+        x[e_w] += 1.0
+        rate[j] -= u[e_j]
+        rate[w] += u[e_w]
+        if kind == "take":
+            held[w] += 1.0
+            held[j] -= 1.0
+        else:
+            x[e_w2] -= 1.0
+            x[e_j2] += 1.0
+            rate[w] -= u[e_w2]
+            rate[j] += u[e_j2]
+    return x
+
+
 def rounded_incumbent(instance: Instance, data: ThemisData, base: np.ndarray | None) -> np.ndarray:
     """A feasible integral allocation with a small ``max_B rho_i``: ``base`` rounded down, then filled.
 
@@ -1160,6 +1265,10 @@ def _solve_themis(
                         rounded = rounded_incumbent(instance, data, base)
                         if data.max_rho(instance, rounded) < hi:
                             best, hi = rounded, data.max_rho(instance, rounded)
+                left = clock.left()
+                moved = improve_by_moves(instance, data, best, seconds=5.0 if left is None else min(5.0, 0.1 * left))
+                if data.max_rho(instance, moved) < hi:
+                    best, hi = moved, data.max_rho(instance, moved)
                 lo, hi, best, proven, timed_out = _integral_search(log, route, data, instance, lo, hi, best,
                                                                     hint=hint, **search)
         except TimeLimitReached:  # the run's deadline passed while a model was being built
