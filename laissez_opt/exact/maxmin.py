@@ -19,8 +19,11 @@ are fixed at 0 and take no part in the levels.
 
 Fractional mode (the time-sharing allocation of heterogeneity-aware
 schedulers such as Gavel) is exact waterfilling by LPs; integral mode is a
-sequence of MILPs (ordered outcomes).  Both are in
-:mod:`laissez_opt.exact.leximin`; ``models/maxmin.md`` states the guarantees,
+sequence of MILPs (ordered outcomes) up to 32 agents, an exact lexicographic
+bottleneck b-matching for unit demands (:mod:`laissez_opt.exact.bottleneck`),
+and above 32 agents the rounded fractional leximin with one first-level MILP
+and certified bounds (:mod:`laissez_opt.exact.rounded_leximin`).  The LP and
+MILP engines are in :mod:`laissez_opt.exact.leximin`; ``models/maxmin.md`` states the guarantees,
 among them: in fractional mode with ``"equal_share"``, the first level is
 ``min_i phi_i >= min_i q_i`` where ``q_i <= 1`` is the ratio of the demand-capped
 equal share (:func:`laissez_opt.shares.capped_share_ratios`), so sharing
@@ -409,7 +412,8 @@ METHOD = Method(
     objective="leximin of U_i / (w_i E_i), E_i = U_i^ex / w_i (equal_share) or 1 (raw); objective = min",
     solvers=("highs", "ortools"),
     fractional=True,
-    summary="Weighted lexicographic max-min fairness: exact waterfilling LPs (fractional) or ordered-outcome MILPs.",
+    summary="Weighted lexicographic max-min fairness: exact waterfilling LPs (fractional); integral: ordered-outcome "
+            "MILPs, bottleneck b-matching (unit demands) or a rounded start with a first-level MILP and bounds.",
     run=solve_maxmin,
     options=solver_options(fractional=True, mip_gap=1e-9) + LEXIMIN_OPTIONS + (
         Option("normalizer", "choice", "equal_share", "E_i: U_i^ex / w_i (equal_share: values are phi_i) or 1 (raw)",
