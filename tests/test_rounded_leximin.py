@@ -189,3 +189,11 @@ def test_a_milp_that_stops_without_a_point_keeps_the_start(monkeypatch):
     assert r.objective == pytest.approx(r.details["start_level"]) and r.objective > 0
     assert r.bound >= r.objective and r.gap is not None and 0 < r.gap < 10
     assert "not proven" in r.message
+
+
+def test_ortools_route_agrees_on_the_smallest_value():
+    inst = lo.generate("neocloud", 60, 4, seed=3, max_demand=3, max_count=30)
+    a = lo.solve(inst, "maxmin", time_limit=60)
+    b = lo.solve(inst, "maxmin", solver="ortools", time_limit=60)
+    assert a.details["first_level_proven"] and b.details["first_level_proven"]
+    assert math.isclose(a.objective, b.objective, rel_tol=1e-7)

@@ -268,7 +268,7 @@ def solve_maxmin(
             return out
     if _uses_first_level(instance, {"fractional": fractional, "levels": levels}):
         return _first_level_leximin(instance, normalizer, time_limit=time_limit, threads=threads, mip_gap=mip_gap,
-                                    verbose=verbose, via=via)
+                                    verbose=verbose, via=via, solver=solver)
     start = time.perf_counter()
     model, plan = build_maxmin(instance, fractional=fractional, normalizer=normalizer)
     declare_s = time.perf_counter() - start
@@ -308,7 +308,7 @@ def _value_coefficients(instance: Instance, normalizer: str) -> np.ndarray:
 
 
 def _first_level_leximin(instance: Instance, normalizer: str, *, time_limit, threads, mip_gap, verbose,
-                         via) -> Result:
+                         via, solver="highs") -> Result:
     """Integral leximin, general demands, at any size: :mod:`laissez_opt.exact.rounded_leximin`.
 
     The fractional leximin (compressed on classes of identical agents when that pays)
@@ -328,12 +328,12 @@ def _first_level_leximin(instance: Instance, normalizer: str, *, time_limit, thr
     left = None if left is None else left - frac_s
     outcome, plan = solve_first_level(instance, _value_coefficients(instance, normalizer), amounts, level,
                                       time_limit=None if left is None else max(left, 1e-3), threads=threads,
-                                      mip_gap=mip_gap, verbose=verbose)
+                                      mip_gap=mip_gap, verbose=verbose, solver=solver, via=via)
     outcome.extra["fractional_s"] = frac_s
     outcome.extra["fractional_status"] = frac.status
     params = {"time_limit": time_limit, "fractional": False, "via": via, "normalizer": normalizer,
               "levels": "first_level"}
-    result = leximin_result(instance, "maxmin", plan, outcome, solver="highs", fractional=False, params=params,
+    result = leximin_result(instance, "maxmin", plan, outcome, solver=solver, fractional=False, params=params,
                             details={"normalizer": normalizer, "levels_route": "first_level"})
     result.timing["build_s"] += frac_s
     return result

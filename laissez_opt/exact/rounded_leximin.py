@@ -563,12 +563,15 @@ def solve_first_level(
     mip_gap: float = 1e-9,
     verbose: bool = False,
     symmetry: bool = True,
+    solver: str = "highs",
+    via: str = "direct",
 ) -> tuple[LeximinOutcome, LeximinPlan]:
     """Steps 1-4 of the module docstring; returns the engine outcome and the plan.
 
     ``fractional_amounts`` (``E x R``) and ``fractional_level`` (``t_1^frac`` in
     units of ``v_i``) come from the fractional leximin; either may be None (the
-    fill starts from nothing; the bound is the MILP's own).
+    fill starts from nothing; the bound is the MILP's own).  ``solver`` and ``via`` pick the
+    MILP's route (:func:`laissez_opt.modeling.solve_model`); the bounding LPs run on HiGHS.
     """
     t0 = time.perf_counter()
     time_limit = remaining(time_limit)
@@ -625,7 +628,7 @@ def solve_first_level(
         left = None if deadline is None else deadline - time.perf_counter()
         if left is None or left > 0.05:
             try:
-                sol = solve_model(model, solver="highs", time_limit=left, threads=threads, mip_gap=mip_gap,
+                sol = solve_model(model, solver=solver, via=via, time_limit=left, threads=threads, mip_gap=mip_gap,
                                   verbose=verbose, start=full)
                 run_status, run_text, solve_s = sol.status, sol.solver_status, sol.solve_s
                 build_s += sol.build_s
