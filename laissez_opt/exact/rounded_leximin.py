@@ -16,6 +16,10 @@ integral allocation with a proven bound on its smallest value:
 
    When fewer agents can be served than take part (whole devices: at most
    ``sum_c k_c`` per round), the integral value is 0, proven without a solve.
+   Tighter, where whole devices decide: device counting over sets of pools
+   (:func:`device_count_bound`), the LP with device-count covers
+   (:func:`cover_bound`) and the configuration LP (:func:`configuration_bound`,
+   one integral device vector per agent).
 2. **Incumbent (always).**  The fractional leximin allocation ``x^f``, rounded
    down (``floor`` keeps every packing row ``capacity``/``demand`` satisfied),
    then filled greedily: the agent with the smallest value takes one more unit
