@@ -399,8 +399,19 @@ def test_state_hint_never_changes_the_optimum(instance, where):
         assert hinted.details["solves"] <= plain.details["solves"] + 1
 
 
-def test_state_from_the_previous_run_cuts_the_search():
-    """The second of two equal rounds starts at the first one's optimum: two probes prove it (six without)."""
+def test_state_from_the_previous_run_cuts_the_search(monkeypatch):
+    """The second of two equal rounds starts at the first one's optimum: two probes prove it (six without).
+
+    The incumbent improvements (fill, roundings, device moves) are switched off, leaving the
+    placement as the first incumbent: on this instance they reach the optimum before any probe,
+    and this test is about the probes the state saves.
+    """
+    import laissez_opt.exact.themis as themis_module
+
+    monkeypatch.setattr(themis_module, "improve_by_moves", lambda instance, data, amounts, **_: amounts)
+    monkeypatch.setattr(themis_module, "bipartite_rounding", lambda *args: None)
+    monkeypatch.setattr(themis_module, "rounded_incumbent",
+                        lambda instance, data, base: np.floor(np.asarray(base, float) + 1e-9))
     pools = [Pool("fast", count=3), Pool("mid", count=4), Pool("slow", count=9)]
     agents = [Agent(f"a{i}", work=float(3 + i), elapsed=float(i % 4), demand=1 + i % 3, weight=1.0 + (i % 3 == 0))
               for i in range(6)]

@@ -19,8 +19,11 @@ are fixed at 0 and take no part in the levels.
 
 Fractional mode (the time-sharing allocation of heterogeneity-aware
 schedulers such as Gavel) is exact waterfilling by LPs; integral mode is a
-sequence of MILPs (ordered outcomes).  Both are in
-:mod:`laissez_opt.exact.leximin`; ``models/maxmin.md`` states the guarantees,
+sequence of MILPs (ordered outcomes) up to 32 agents, an exact lexicographic
+bottleneck b-matching for unit demands (:mod:`laissez_opt.exact.bottleneck`),
+and above 32 agents the rounded fractional leximin with one first-level MILP
+and certified bounds (:mod:`laissez_opt.exact.rounded_leximin`).  The LP and
+MILP engines are in :mod:`laissez_opt.exact.leximin`; ``models/maxmin.md`` states the guarantees,
 among them: in fractional mode with ``"equal_share"``, the first level is
 ``min_i phi_i >= min_i q_i`` where ``q_i <= 1`` is the ratio of the demand-capped
 equal share (:func:`laissez_opt.shares.capped_share_ratios`), so sharing
@@ -66,6 +69,7 @@ from ..shares import equal_share_utilities
 from .bottleneck import lexicographic_unit_matching, unit_demand_structure
 from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
 from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
+from .rounded_leximin import LEVEL_ROUTES, ORDERED_MAX_AGENTS, solve_first_level
 from .leximin import (
     FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinOutcome, LeximinPlan, declare_leximin, first_level, leximin_size,
     levels_plan, solve_leximin,
@@ -205,6 +209,7 @@ def solve_maxmin(
     verbose: bool = False,
     compress: str = "auto",
     bottleneck: str = "auto",
+    levels: str = "auto",
     partitions=None,
     partition_seed: int = 0,
     executor: str = "inline",
@@ -226,6 +231,13 @@ def solve_maxmin(
     ``bottleneck`` (integral, one round, every ``d_i`` in {0, 1}): ``auto`` solves the
     leximin exactly as a lexicographic bottleneck b-matching, a few min-cost flows
     (:mod:`laissez_opt.exact.bottleneck`); ``off`` runs the ordered-outcome MILPs.
+    ``levels`` (integral, general demands): ``ordered_outcomes`` proves the whole leximin
+    (``K`` MILPs with ``K^2`` auxiliary columns: small instances); ``first_level`` starts
+    from the rounded fractional leximin, raises the smallest value by one MILP with
+    symmetry breaking among identical agents and bounds it by the fractional first level
+    (:mod:`laissez_opt.exact.rounded_leximin`; status ``feasible`` or ``time_limit``, the
+    higher levels a greedy fill); ``auto`` takes the ordered outcomes up to
+    ``ORDERED_MAX_AGENTS`` agents.
 
     >>> import laissez_opt as lo
     >>> inst = lo.generate("gavel", 200, 3, seed=1)
@@ -242,6 +254,8 @@ def solve_maxmin(
     if bottleneck not in BOTTLENECK_CHOICES:
         raise InputError(f"unknown bottleneck {bottleneck!r}; choose one of {', '.join(BOTTLENECK_CHOICES)}",
                          path="option bottleneck")
+    if levels not in LEVEL_ROUTES:
+        raise InputError(f"unknown levels {levels!r}; choose one of {', '.join(LEVEL_ROUTES)}", path="option levels")
     if not fractional and bottleneck == "auto" and unit_demand_structure(instance):
         return _unit_leximin(instance, normalizer, {"time_limit": time_limit, "fractional": False, "via": via,
                                                    "normalizer": normalizer}, time_limit)
@@ -252,6 +266,9 @@ def solve_maxmin(
         out = solve_on_classes(instance, compress, run, weight="total", same=("leximin",), members=("excluded",))
         if out is not None:
             return out
+    if _uses_first_level(instance, {"fractional": fractional, "levels": levels}):
+        return _first_level_leximin(instance, normalizer, time_limit=time_limit, threads=threads, mip_gap=mip_gap,
+                                    verbose=verbose, via=via, solver=solver)
     start = time.perf_counter()
     model, plan = build_maxmin(instance, fractional=fractional, normalizer=normalizer)
     declare_s = time.perf_counter() - start
@@ -271,6 +288,55 @@ def solve_maxmin(
 
 
 BOTTLENECK_CHOICES = ("auto", "off")
+
+
+def _uses_first_level(instance: Instance, options: dict) -> bool:
+    """Whether an integral run with these options takes the first-level route (option ``levels``)."""
+    if options.get("fractional"):
+        return False
+    route = options.get("levels", "auto")
+    return route == "first_level" or (route == "auto" and instance.n_agents > ORDERED_MAX_AGENTS)
+
+
+def _value_coefficients(instance: Instance, normalizer: str) -> np.ndarray:
+    """``a_{i,c,r} = u_{i,c,r} / (w_i E_i)`` per column of the allocation block (0 where ``w_i E_i = 0``)."""
+    E = normalizers(instance, normalizer)
+    columns = AllocationColumns(instance, None)
+    u = instance.edge_utility.reshape(-1) if instance.rounds == 1 else instance.edge_utility[columns.edge, columns.round]
+    scale = instance.weights[columns.agent] * E[columns.agent]
+    return np.where(scale > 0, u / np.where(scale > 0, scale, 1.0), 0.0)
+
+
+def _first_level_leximin(instance: Instance, normalizer: str, *, time_limit, threads, mip_gap, verbose,
+                         via, solver="highs") -> Result:
+    """Integral leximin, general demands, at any size: :mod:`laissez_opt.exact.rounded_leximin`.
+
+    The fractional leximin (compressed on classes of identical agents when that pays)
+    gives the rounded start and the bound ``t_1^frac``; then one first-level MILP.
+    """
+    from ..limits import remaining
+
+    t0 = time.perf_counter()
+    left = remaining(time_limit)
+    frac = solve_maxmin(instance, fractional=True, normalizer=normalizer, time_limit=left, threads=threads,
+                        mip_gap=mip_gap, verbose=verbose)
+    frac_s = time.perf_counter() - t0
+    frac_levels = frac.details.get("levels") or []
+    # The first LP's optimum bounds the integral max-min even when a later level stopped.
+    level = float(frac.objective) if frac.status == "optimal" else (float(frac_levels[0]) if frac_levels else None)
+    amounts = frac.amounts if frac.amounts is not None else None
+    left = None if left is None else left - frac_s
+    outcome, plan = solve_first_level(instance, _value_coefficients(instance, normalizer), amounts, level,
+                                      time_limit=None if left is None else max(left, 1e-3), threads=threads,
+                                      mip_gap=mip_gap, verbose=verbose, solver=solver, via=via)
+    outcome.extra["fractional_s"] = frac_s
+    outcome.extra["fractional_status"] = frac.status
+    params = {"time_limit": time_limit, "fractional": False, "via": via, "normalizer": normalizer,
+              "levels": "first_level"}
+    result = leximin_result(instance, "maxmin", plan, outcome, solver=solver, fractional=False, params=params,
+                            details={"normalizer": normalizer, "levels_route": "first_level"})
+    result.timing["build_s"] += frac_s
+    return result
 
 
 class _EdgeAmounts:
@@ -346,7 +412,8 @@ METHOD = Method(
     objective="leximin of U_i / (w_i E_i), E_i = U_i^ex / w_i (equal_share) or 1 (raw); objective = min",
     solvers=("highs", "ortools"),
     fractional=True,
-    summary="Weighted lexicographic max-min fairness: exact waterfilling LPs (fractional) or ordered-outcome MILPs.",
+    summary="Weighted lexicographic max-min fairness: exact waterfilling LPs (fractional); integral: ordered-outcome "
+            "MILPs, bottleneck b-matching (unit demands) or a rounded start with a first-level MILP and bounds.",
     run=solve_maxmin,
     options=solver_options(fractional=True, mip_gap=1e-9) + LEXIMIN_OPTIONS + (
         Option("normalizer", "choice", "equal_share", "E_i: U_i^ex / w_i (equal_share: values are phi_i) or 1 (raw)",
@@ -354,12 +421,20 @@ METHOD = Method(
         compress_option(),
         Option("bottleneck", "choice", "auto", "integral, one round, unit demands: exact leximin by lexicographic "
                "min-cost flows (auto) or the ordered-outcome MILPs (off)", choices=BOTTLENECK_CHOICES),
+        Option("levels", "choice", "auto", "integral, general demands: the exact ordered-outcome MILPs "
+               "(ordered_outcomes), or the rounded fractional leximin with one first-level MILP, bounded by the "
+               f"fractional first level (first_level); auto: ordered outcomes up to {ORDERED_MAX_AGENTS} agents",
+               choices=LEVEL_ROUTES),
     ) + partition_options(),
     estimate=lambda instance, options: (
         allocation_size(instance, extra_variables=instance.n_agents + instance.n_pools,
                         note="lexicographic min-cost flows: one arc per edge, agent and pool")
         if not options.get("fractional") and options.get("bottleneck", "auto") == "auto"
-        and unit_demand_structure(instance) else leximin_size(instance, options)),
+        and unit_demand_structure(instance) else
+        allocation_size(instance, extra_variables=1, extra_constraints=instance.n_agents,
+                        extra_nonzeros=float(instance.n_edges) * instance.rounds + instance.n_agents,
+                        note="rounded fractional leximin and one first-level MILP (level and order rows)")
+        if _uses_first_level(instance, options) else leximin_size(instance, options)),
     build=_export_model,
     exported="the first level, max min_i v_i (fractional: max t over the level rows; integral: step 1 of the "
              "ordered outcomes); each further level is the same model with the agents found at earlier levels held there",

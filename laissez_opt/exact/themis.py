@@ -85,7 +85,7 @@ import numpy as np
 
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
-from ..limits import remaining
+from ..limits import TimeLimitReached, remaining
 from ..method_spec import Method, Option, read_state, solver_options, state_option
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import Solution
@@ -102,6 +102,9 @@ __all__ = [
     "select_bidders",
     "build_themis",
     "finish_times",
+    "rounded_incumbent",
+    "bipartite_rounding",
+    "improve_by_moves",
     "solve_themis",
 ]
 
@@ -842,6 +845,212 @@ def _placement_amounts(instance: Instance, where: dict[int, int]) -> np.ndarray:
     return amounts
 
 
+def bipartite_rounding(instance: Instance, data: ThemisData, amounts: np.ndarray) -> np.ndarray | None:
+    """A feasible fractional allocation rounded edge by edge, agent and pool totals kept within one device.
+
+    Every ``y_{i,c}`` lies in ``[floor x_{i,c}, ceil x_{i,c}]``, each agent's total in
+    ``[floor, ceil]`` of ``sum_c x_{i,c}`` (and within ``d_i``), each pool's in ``[floor, ceil]`` of
+    ``sum_i x_{i,c}`` (and within ``k_c``).  The constraint matrix is a bipartite incidence
+    matrix, totally unimodular, and ``x`` itself is feasible, so a vertex of this polytope is
+    integral (the bipartite rounding theorem); the LP picks the vertex with the largest sum of
+    ``u_{i,c} / X^id_i``, weighted by ``1 / r_i`` of ``x`` (bidders with small rates first).
+    None when the LP fails or its vertex is not integral within ``1e-6``.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=1), lo.Pool("Q", count=1)],
+    ...                    [lo.Agent("A", work=1.0), lo.Agent("B", work=1.0)],
+    ...                    [lo.Edge("A", "P", 2.0), lo.Edge("A", "Q", 1.0), lo.Edge("B", "P", 1.0),
+    ...                     lo.Edge("B", "Q", 1.0)])
+    >>> float(bipartite_rounding(inst, themis_data(inst), np.array([0.5, 0.5, 0.5, 0.5])).sum())
+    2.0
+    """
+    x = np.maximum(np.asarray(amounts, dtype=np.float64), 0.0)
+    low, high = np.floor(x + 1e-9), np.ceil(x - 1e-9)
+    high = np.maximum(high, low)
+    agent_total = np.bincount(instance.edge_agent, weights=x, minlength=instance.n_agents)
+    pool_total = np.bincount(instance.edge_pool, weights=x, minlength=instance.n_pools)
+    model = LinearModel("themis-rounding", sense="max")
+    y = model.add_variables("y", instance.n_edges, lower=low, upper=high)
+    edges = np.arange(instance.n_edges)
+    a_hi = np.minimum(np.ceil(agent_total - 1e-9), np.floor(instance.demands + 1e-9))
+    p_hi = np.minimum(np.ceil(pool_total - 1e-9), instance.counts.astype(np.float64))
+    model.add_constraints("agent", rows=instance.edge_agent, cols=y.columns(edges), coefs=np.ones(edges.size),
+                          lower=np.minimum(np.floor(agent_total + 1e-9), a_hi), upper=a_hi, n_rows=instance.n_agents)
+    model.add_constraints("pool", rows=instance.edge_pool, cols=y.columns(edges), coefs=np.ones(edges.size),
+                          lower=np.minimum(np.floor(pool_total + 1e-9), p_hi), upper=p_hi, n_rows=instance.n_pools)
+    rate = data.rates(instance, x) / np.where(data.ideal_rate > 0, data.ideal_rate, 1.0)
+    urgency = np.where(data.is_bidder & (rate > 0), 1.0 / np.where(rate > 0, rate, 1.0), 0.0)
+    urgency = np.where(data.is_bidder & (rate <= 0), 1e3, urgency)
+    gain = instance.edge_utility[:, 0] / np.where(data.ideal_rate > 0, data.ideal_rate, 1.0)[instance.edge_agent]
+    model.set_objective(y, gain * urgency[instance.edge_agent] + 1e-6)
+    try:
+        sol = solve_model(model, solver="highs")
+    except NoSolutionError:
+        return None
+    if sol.status != "optimal" or sol.values is None:
+        return None
+    out = sol.values[y.slice]
+    if np.max(np.abs(out - np.round(out)), initial=0.0) > 1e-6:
+        return None
+    return np.round(out)
+
+
+#: Largest ``n x m`` for the (agent, pool) edge table of :func:`improve_by_moves`.
+_MOVE_TABLE_MAX = 50_000_000
+
+
+def improve_by_moves(instance: Instance, data: ThemisData, amounts: np.ndarray, *, max_steps: int = 5000,
+                     seconds: float | None = None) -> np.ndarray:
+    """Lower ``max_B rho_i`` of a feasible integral allocation by single-device moves.
+
+    Repeatedly, for the bidder ``w`` with the largest ``rho_w``: the best of (a) taking one
+    device of a pool ``c`` from another agent ``j`` (within ``d_w``), and (b) swapping one of
+    ``w``'s devices of pool ``c'`` for one of ``j``'s devices of pool ``c`` (``j`` must value
+    ``c'``; totals unchanged), judged by ``max(rho_w', rho_j')`` (non-bidders' ``rho`` does not
+    count); a move is made only if that is below ``rho_w``.  Every move keeps every
+    ``capacity`` and ``demand`` row.  Stops when no move helps, after ``max_steps`` moves or
+    ``seconds``.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("V", count=1), lo.Pool("K", count=1)],
+    ...                    [lo.Agent("A", demand=1, work=1.0), lo.Agent("B", demand=1, work=1.0)],
+    ...                    [lo.Edge("A", "V", 4.0), lo.Edge("A", "K", 1.0), lo.Edge("B", "V", 1.0),
+    ...                     lo.Edge("B", "K", 1.0)])
+    >>> data = themis_data(inst)
+    >>> x = np.array([0.0, 1.0, 1.0, 0.0])            # A on the K80, B on the V100
+    >>> improve_by_moves(inst, data, x).tolist()       # the swap: A takes V, B takes K
+    [1.0, 0.0, 0.0, 1.0]
+    """
+    n, m = instance.n_agents, instance.n_pools
+    x = np.asarray(amounts, dtype=np.float64).copy()
+    if data.bidders.size == 0 or n * m > _MOVE_TABLE_MAX:
+        return x
+    stop = None if seconds is None else time.perf_counter() + seconds
+    ea, ep, u = instance.edge_agent, instance.edge_pool, instance.edge_utility[:, 0]
+    table = np.full((n, m), -1, dtype=np.int64)
+    table[ea, ep] = np.arange(instance.n_edges)
+    by_pool = [np.flatnonzero(ep == c) for c in range(m)]
+    rate = data.rates(instance, x)
+    held = np.bincount(ea, weights=x, minlength=n)
+    ideal, lag, bidder = data.ideal_rate, data.lag, data.is_bidder
+    bidders = data.bidders
+
+    def rho_of(agents, r):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.where(r > 1e-12, lag[agents] + ideal[agents] / np.where(r > 1e-12, r, 1.0), np.inf)
+        return np.where(bidder[agents], out, -np.inf)
+
+    for _ in range(max_steps):
+        if stop is not None and time.perf_counter() > stop:
+            break
+        rho_b = rho_of(bidders, rate[bidders])
+        w = int(bidders[int(np.argmax(rho_b))])
+        current = float(rho_b.max())
+        best = (current * (1 - 1e-12), None)
+        mine = [c for c in range(m) if table[w, c] >= 0 and x[table[w, c]] >= 1 - 1e-9]
+        for c in range(m):
+            e_w = table[w, c]
+            if e_w < 0 or u[e_w] <= 0:
+                continue
+            H = by_pool[c]
+            H = H[(x[H] >= 1 - 1e-9) & (ea[H] != w)]
+            if H.size == 0:
+                continue
+            j = ea[H]
+            lose = rate[j] - u[H]
+            if held[w] + 1 <= instance.demands[w] + 1e-9:  # (a) take one device of c from j
+                rho_w = float(rho_of(np.array([w]), np.array([rate[w] + u[e_w]]))[0])
+                value = np.maximum(rho_w, rho_of(j, lose))
+                k = int(np.argmin(value))
+                if value[k] < best[0]:
+                    best = (float(value[k]), ("take", int(H[k]), e_w, -1, -1))
+            for c2 in mine:  # (b) swap w's device of c2 for j's device of c
+                if c2 == c:
+                    continue
+                e_w2 = table[w, c2]
+                e_j2 = table[j, c2]
+                ok = e_j2 >= 0
+                ok[ok] = u[e_j2[ok]] > 0  # j takes only a device it values
+                if not ok.any():
+                    continue
+                rho_w = float(rho_of(np.array([w]), np.array([rate[w] + u[e_w] - u[e_w2]]))[0])
+                gain = np.where(ok, u[np.where(ok, e_j2, 0)], 0.0)
+                value = np.where(ok, np.maximum(rho_w, rho_of(j, lose + gain)), np.inf)
+                k = int(np.argmin(value))
+                if value[k] < best[0]:
+                    best = (float(value[k]), ("swap", int(H[k]), e_w, int(e_w2), int(e_j2[k])))
+        move = best[1]
+        if move is None:
+            break
+        kind, e_j, e_w, e_w2, e_j2 = move
+        j = int(ea[e_j])
+        x[e_j] -= 1.0
+        x[e_w] += 1.0
+        rate[j] -= u[e_j]
+        rate[w] += u[e_w]
+        if kind == "take":
+            held[w] += 1.0
+            held[j] -= 1.0
+        else:
+            x[e_w2] -= 1.0
+            x[e_j2] += 1.0
+            rate[w] -= u[e_w2]
+            rate[j] += u[e_j2]
+    return x
+
+
+def rounded_incumbent(instance: Instance, data: ThemisData, base: np.ndarray | None) -> np.ndarray:
+    """A feasible integral allocation with a small ``max_B rho_i``: ``base`` rounded down, then filled.
+
+    ``floor`` of a feasible (fractional) allocation keeps every ``capacity`` and
+    ``demand`` row.  Then, repeatedly, the bidder with the largest ``rho_i`` (``inf``
+    without a rate) takes one more device of its most useful pool with a free device,
+    within its demand; the fill stops when that bidder can take none (``max rho`` can
+    then fall no further by adding devices) or no device is free.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A", work=1.0), lo.Agent("B", work=1.0)],
+    ...                    [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 1.0)])
+    >>> data = themis_data(inst)
+    >>> rounded_incumbent(inst, data, np.array([0.5, 1.5])).tolist()   # floor gives A nothing: A first
+    [1.0, 1.0]
+    """
+    import heapq
+
+    x = np.zeros(instance.n_edges) if base is None else np.floor(np.maximum(np.asarray(base, float), 0.0) + 1e-9)
+    free = instance.counts.astype(np.float64) - np.bincount(instance.edge_pool, weights=x, minlength=instance.n_pools)
+    room = instance.demands - np.bincount(instance.edge_agent, weights=x, minlength=instance.n_agents)
+    if np.any(free < -1e-9) or np.any(room < -1e-9):  # not a feasible base: start from nothing
+        return rounded_incumbent(instance, data, None)
+    u = instance.edge_utility[:, 0]
+    order = np.lexsort((-u, instance.edge_agent))
+    order = order[u[order] > 0]
+    starts = np.searchsorted(instance.edge_agent[order], np.arange(instance.n_agents + 1))
+    rate = data.rates(instance, x)
+
+    def rho(i: int) -> float:
+        r = rate[i] / data.ideal_rate[i]
+        return math.inf if r <= 0 else float(data.lag[i] + 1.0 / r)
+
+    heap = [(-rho(i), i) for i in data.bidders.tolist()]
+    heapq.heapify(heap)
+    while heap:
+        _, i = heapq.heappop(heap)
+        if room[i] < 1 - 1e-9:
+            break
+        cols = order[starts[i]:starts[i + 1]]
+        usable = cols[free[instance.edge_pool[cols]] >= 1 - 1e-9]
+        if usable.size == 0:
+            break  # the worst bidder can take nothing more
+        e = int(usable[0])
+        x[e] += 1.0
+        free[instance.edge_pool[e]] -= 1.0
+        room[i] -= 1.0
+        rate[i] += u[e]
+        heapq.heappush(heap, (-rho(i), i))
+    return x
+
+
 def solve_themis(
     instance: Instance,
     *,
@@ -917,7 +1126,63 @@ def solve_themis(
                 out.details["agents"] = finish_times(instance, data, out.amounts[:, 0])
                 out.details["candidates"] = int(data.candidates.size)
             return out
-    return _solve_themis(instance, fractional=fractional, hint=hint, **kwargs)
+    relaxed, relax_s = None, 0.0
+    if not fractional and fairness_knob == 0 and instance.rounds == 1 and compress != "off":
+        t0 = time.perf_counter()
+        relaxed = _relaxation_on_classes(instance, compress, kwargs)
+        relax_s = time.perf_counter() - t0
+        if relaxed is not None and time_limit is not None:
+            kwargs["time_limit"] = max(time_limit - relax_s, 1e-3)
+    result = _solve_themis(instance, fractional=fractional, hint=hint, relaxed=relaxed, **kwargs)
+    if relaxed is not None:
+        result.details["relaxation"] = f"LP relaxation solved on classes of identical agents in {relax_s:.3f} s"
+        result.timing["build_s"] = result.timing.get("build_s", 0.0) + relax_s
+    return result
+
+
+def _lp_oracle(instance: Instance, lp_data: ThemisData, solver: str, via: str, options: dict):
+    """The LP evaluations' oracle: one persistent highspy model (``highs``/``direct``), else a route."""
+    if solver == "highs" and via == "direct":
+        try:
+            return _HighsSession(instance, lp_data, **options)
+        except ImportError:  # pragma: no cover - a highs route without the array lowering
+            pass
+    return _Route(instance, lp_data, solver=solver, via=via, options=options)
+
+
+def _relaxation_on_classes(instance: Instance, compress: str, kwargs: dict) -> tuple[float, np.ndarray] | None:
+    """Integral mode's LP relaxation ``(lo, x)`` by the compressed fractional solve, when it is the same LP.
+
+    With ``fairness_knob = 0`` and every candidate bidding (each can hold a device at
+    once), the integral bidders are the fractional ones, so the relaxation is the
+    fractional Themis problem, whose class solve is exact (``models/compression.md``);
+    its certified ``lo`` bounds the integral ``rho*`` below.  None when the classes do
+    not pay, some candidate does not bid, or the solve gave no bound.
+    """
+    from .classes import agent_classes, compression_wanted
+
+    work = np.array([DEFAULT_WORK if a.work is None else float(a.work) for a in instance.agents])
+    elapsed = np.array([float(a.elapsed) for a in instance.agents])
+    if not compression_wanted(compress, agent_classes(instance, (work, elapsed))):
+        return None
+    data = themis_data(instance, fractional=False, fairness_knob=0.0)
+    if data.bidders.size == 0 or data.bidders.size != data.candidates.size:
+        return None
+    limit = remaining(kwargs.get("time_limit"))
+    options = {**kwargs, "time_limit": None if limit is None else 0.3 * limit}
+    try:
+        out = solve_on_classes(
+            instance, compress,
+            lambda small, classes: _solve_themis(small, fractional=True, second_stage=False,
+                                                 welfare_weight=instance.weights[classes.representative], **options),
+            keys=(work, elapsed), weight="total", work=True, members=("bidders",))
+    except (NoSolutionError, TimeLimitReached):
+        return None
+    if out is None:
+        return None
+    if out.bound is None or out.amounts is None or not math.isfinite(out.bound):
+        return None
+    return float(out.bound), out.amounts[:, 0]
 
 
 def _hint(state: dict | None) -> float | None:
@@ -947,9 +1212,13 @@ def _solve_themis(
     backend: str | None,
     welfare_weight: np.ndarray | None = None,
     hint: float | None = None,
+    relaxed: tuple[float, np.ndarray] | None = None,
+    second_stage: bool = True,
 ) -> Result:
     """:func:`solve_themis` on ``instance``; ``welfare_weight`` replaces the weights of the second
-    stage's welfare (a class instance weighs it by the member weight ``w``, not ``n_g w``)."""
+    stage's welfare (a class instance weighs it by the member weight ``w``, not ``n_g w``); ``relaxed``
+    (integral mode): the LP relaxation's certified lower bound and allocation, already solved;
+    ``second_stage=False`` stops after the first stage (a bound is all the caller needs)."""
     clock = _Clock(time_limit)
     options = {"threads": threads, "mip_gap": mip_gap, "verbose": verbose, "backend": backend}
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 < tolerance <= 0.5:
@@ -960,14 +1229,6 @@ def _solve_themis(
     lag_b = data.lag[bidders]
     route = _Route(instance, data, solver=solver, via=via, options=options)
     lp_data = data if fractional else dataclasses.replace(data, fractional=True)
-    lp_oracle = None
-    if solver == "highs" and via == "direct":
-        try:
-            lp_oracle = _HighsSession(instance, lp_data, **options)
-        except ImportError:  # pragma: no cover - a highs route without the array lowering
-            lp_oracle = None
-    if lp_oracle is None:
-        lp_oracle = _Route(instance, lp_data, solver=solver, via=via, options=options)
     log = _Log()
     search = dict(tol=tolerance, clock=clock, max_iterations=max_iterations)
 
@@ -975,26 +1236,49 @@ def _solve_themis(
     lo = hi = 0.0
     best = None
     frac_lo = None
+    lp_oracle = None
     if bidders.size:
         # Each bidder's best rate alone bounds rho below; the equal share reaches every r_i = 1.
         lo = float(np.max(lag_b + data.ideal_rate[bidders] / data.best_rate[bidders]))
         share = _equal_share(instance)
-        lo_f, hi_f, best_f, proven_f, timed_f = _fractional_search(
-            log, lp_oracle, data, instance, lo, data.max_rho(instance, share), share, **search)
-        if fractional:
-            lo, hi, best, proven, timed_out = lo_f, hi_f, best_f, proven_f, timed_f
-        else:
-            frac_lo = lo = max(lo, lo_f)
+        if not fractional:
+            # The placement that chose the bidders: an incumbent before any solve, whatever the time left.
             _, where = select_bidders(instance, data.candidates, placement=True)
-            best = _placement_amounts(instance, {i: where[i] for i in bidders.tolist()})
+            placed = _placement_amounts(instance, {i: where[i] for i in bidders.tolist()})
+            best = min((placed, rounded_incumbent(instance, data, placed)), key=lambda a: data.max_rho(instance, a))
             hi = data.max_rho(instance, best)
-            lo, hi, best, proven, timed_out = _integral_search(log, route, data, instance, lo, hi, best, hint=hint,
-                                                                **search)
+        try:
+            if relaxed is not None and not fractional:  # the LP relaxation, solved on classes
+                lo_f, best_f = relaxed
+            else:
+                lp_oracle = _lp_oracle(instance, lp_data, solver, via, options)
+                lo_f, hi_f, best_f, proven_f, timed_f = _fractional_search(
+                    log, lp_oracle, data, instance, lo, data.max_rho(instance, share), share, **search)
+            if fractional:
+                lo, hi, best, proven, timed_out = lo_f, hi_f, best_f, proven_f, timed_f
+            else:
+                frac_lo = lo = max(lo, lo_f)
+                # The incumbent: the better of the placement and the rounded fractional optimum, each filled.
+                if best_f is not None:
+                    paired = bipartite_rounding(instance, data, best_f)
+                    for base in (best_f,) if paired is None else (best_f, paired):
+                        rounded = rounded_incumbent(instance, data, base)
+                        if data.max_rho(instance, rounded) < hi:
+                            best, hi = rounded, data.max_rho(instance, rounded)
+                left = clock.left()
+                moved = improve_by_moves(instance, data, best, seconds=5.0 if left is None else min(5.0, 0.1 * left))
+                if data.max_rho(instance, moved) < hi:
+                    best, hi = moved, data.max_rho(instance, moved)
+                lo, hi, best, proven, timed_out = _integral_search(log, route, data, instance, lo, hi, best,
+                                                                    hint=hint, **search)
+        except TimeLimitReached:  # the run's deadline passed while a model was being built
+            timed_out = True
+            if fractional and best is None:
+                best, hi = share, data.max_rho(instance, share)
 
     # Second stage: bidders held at rho_i <= hi; the others' welfare first, then everyone's.
     final = best if best is not None else np.zeros(instance.n_edges)
     hold = hi * (1 + HOLD) if bidders.size else None
-    oracle = lp_oracle if fractional else route
     welfare_weight = instance.weights if data.welfare_weight is None else data.welfare_weight
     others_weight = np.where(~data.is_bidder & data.active, welfare_weight, 0.0)[instance.edge_agent]
     others_weight = others_weight * instance.edge_utility[:, 0]
@@ -1008,9 +1292,10 @@ def _solve_themis(
             return None
         return amounts
 
-    stage_status = "skipped (time limit)"
-    if not clock.out():
+    stage_status = "skipped (time limit)" if second_stage else "skipped (bound only)"
+    if second_stage and not clock.out():
         try:
+            oracle = (lp_oracle or _lp_oracle(instance, lp_data, solver, via, options)) if fractional else route
             floor, fallback = None, None
             if np.any(others_weight > 0):
                 fallback = accepted(log.run(oracle, hold, "others", None, clock.left()))
@@ -1025,7 +1310,7 @@ def _solve_themis(
                 final, stage_status = fallback, "others only (the all-agents welfare solve failed)"
             else:
                 stage_status = "failed"
-        except NoSolutionError as exc:
+        except (NoSolutionError, TimeLimitReached) as exc:
             stage_status = f"failed ({exc})"
 
     objective = data.max_rho(instance, final) if bidders.size else 0.0
