@@ -247,7 +247,8 @@ def build_part(task: dict) -> tuple[LinearModel, object, object, object, np.ndar
 def solve_part(task: dict) -> dict:
     """Solve one part (a task of :func:`part_tasks`, model :func:`build_part`) with HiGHS; arrays and duals.
 
-    ``task["levels"] == "all"`` (maxmin): every leximin level, :func:`leximin_part`.
+    ``task["levels"]`` (maxmin) ``"all"``: every leximin level, ``"first"``: the max-min LP
+    only, both by :func:`leximin_part`; unset: the max-min LP of :func:`build_part`.
     ``task["flow"]`` (welfare): OR-Tools min-cost flow, much faster, without duals
     (``prices`` None; costs scaled to integers, so ``status`` may be ``feasible``
     within the rounding bound the route states).
@@ -261,7 +262,7 @@ def solve_part(task: dict) -> dict:
     >>> out["status"], round(out["objective"], 6), out["x"].tolist()
     ('optimal', 0.9, [1.0, 0.0])
     """
-    if task["method"] == "maxmin" and task.get("levels") == "all":
+    if task["method"] == "maxmin" and task.get("levels") in ("all", "first"):
         return leximin_part(task)
     start, cpu = time.perf_counter(), time.process_time()
     n_local = task["demands"].shape[0]
@@ -500,18 +501,21 @@ def leximin_part(task: dict) -> dict:
     (complementary slackness: the row is tight in every optimum) or a standalone
     maximum ``v_i^max <= t*`` (Radunovic & Le Boudec, ToN 2007).  At least one
     agent freezes per LP, so at most one LP per agent; each LP starts from the
-    previous basis (dual simplex, presolve off after the first).
+    previous basis (the first by interior point with crossover, the later ones by
+    primal simplex without presolve; a level that ends in numerical trouble is solved
+    again from scratch by dual simplex).
 
+    ``task["levels"] == "first"`` stops after the first LP (the max-min value).
     Returns the fields of :func:`solve_part` with the FIRST level's duals
     (``prices``, ``lam``: the max-min bound is proven for the first level) and
     ``levels`` (``t*`` of each LP), ``lps``, ``values`` (``v_i`` per local agent).
     Values are in the units of ``a_e``; agents with ``v_i^max = 0`` get 0.
 
     >>> t = {"part": 0, "method": "leximin", "edge_agent": np.array([0, 0, 1]), "edge_pool": np.array([0, 1, 0]),
-    ...      "coef": np.array([1.0, 1.0, 1.0]), "demands": np.array([2.0, 2.0]), "capacity": np.array([1.0, 1.0])}
-    >>> out = leximin_part(t)                  # agent 1 only uses pool 0: 1/2 each there, agent 0 also pool 1
-    >>> out["values"].round(6).tolist(), len(out["levels"])
-    ([1.5, 0.5], 2)
+    ...      "coef": np.array([1.0, 1.0, 1.0]), "demands": np.array([2.0, 0.5]), "capacity": np.array([1.0, 1.0])}
+    >>> out = leximin_part(t)     # agent 1 stops at its demand 0.5; agent 0 then takes the rest
+    >>> out["values"].round(6).tolist(), [round(v, 6) for v in out["levels"]]
+    ([1.5, 0.5], [0.5, 1.5])
     """
     import highspy
 
@@ -570,20 +574,22 @@ def leximin_part(task: dict) -> dict:
     first = {"prices": None, "lam": None, "status": "optimal"}
     status, values, x = "optimal", np.zeros(n_local), np.zeros(n_edges)
     lps = retries = 0
+    _set_lp(h, warm=False)
     while free.any():
         h.run()
         lps += 1
         model_status = h.getModelStatus()
-        if model_status != highspy.HighsModelStatus.kOptimal and lps > 1:
-            # A warm start can end in a spurious "infeasible" (the previous optimum is feasible
-            # by construction): solve this level again from scratch with presolve.
+        if model_status != highspy.HighsModelStatus.kOptimal:
+            # Numerical trouble (a warm start ending "infeasible" although the previous optimum
+            # is feasible by construction, an interior point short of its tolerances): this level
+            # again from scratch by the dual simplex method with presolve.
             h.clearSolver()
+            h.setOptionValue("solver", "simplex")
             h.setOptionValue("presolve", "choose")
             h.setOptionValue("simplex_strategy", 1)
             h.run()
             model_status = h.getModelStatus()
-            h.setOptionValue("presolve", "off")
-            h.setOptionValue("simplex_strategy", 4)
+            _set_lp(h, warm=True)
             retries += 1
         if model_status != highspy.HighsModelStatus.kOptimal:
             # Keep the last level's optimum: feasible, with every level before this one exact.
@@ -603,31 +609,65 @@ def leximin_part(task: dict) -> dict:
             lam[rows_agent] = np.clip(-row_dual[base_l:], 0.0, None)
             first["lam"] = lam
             first["objective"] = tstar / unit
-            # Later levels start from this basis, which stays primal feasible after a freeze
-            # (the frozen rows' floors sit a hair below their values): primal simplex, no presolve.
-            h.setOptionValue("presolve", "off")
-            h.setOptionValue("solver", "simplex")
-            h.setOptionValue("simplex_strategy", 4)
+            _set_lp(h, warm=True)
+            if task.get("levels") == "first":
+                levels.append(tstar / unit)
+                frozen_per_level.append(int(np.count_nonzero(level_dual > DUAL_NONZERO)))
+                break
         tol = _value_tol(tstar, a_max)
         stuck = free & (vmax <= tstar + tol)
-        stuck |= free & _scatter_rows(level_dual > DUAL_NONZERO, rows_agent, n_local)
+        # A nonzero dual: the row is tight in every optimum (complementary slackness).
+        stuck |= free & _scatter_rows(level_dual > DUAL_NONZERO, rows_agent, n_local) & (values <= tstar + tol)
         if not stuck.any():  # no certificate numerically: freeze the lowest free agents
             stuck = free & (values <= values[free].min() + tol)
         idx = np.flatnonzero(stuck)
         level_rows = (base_l + row_of[idx]).astype(np.int32)
         for r in level_rows.tolist():
             h.changeCoeff(r, n_edges, 0.0)
-        floor = np.minimum(tstar, vmax[idx])
-        floor = floor - 1e-9 * np.maximum(1.0, np.abs(floor))  # a hair below: the row stays feasible
+        floor = np.minimum(np.minimum(tstar, vmax[idx]), values[idx])
+        floor = floor - 1e-9 * np.maximum(1.0, np.abs(floor))  # a hair below: the current point stays feasible
         h.changeRowsBounds(idx.size, level_rows, floor, np.full(idx.size, inf))
         free &= ~stuck
         levels.append(tstar / unit)
         frozen_per_level.append(int(idx.size))
+    x, repaired = _repair(x, edge_agent, edge_pool, capacity, demands)
+    values = np.bincount(edge_agent, weights=coef * x, minlength=n_local)
     return {"part": task["part"], "status": status, "objective": first.get("objective"), "x": x,
             "prices": None if first["prices"] is None else first["prices"] / unit,
             "lam": first["lam"], "can": included, "values": values / unit, "levels": levels,
-            "frozen_per_level": frozen_per_level, "lps": lps, "retries": retries, "seconds": time.perf_counter() - start,
-            "cpu_s": time.process_time() - cpu}
+            "frozen_per_level": frozen_per_level, "lps": lps, "retries": retries, "repaired": repaired,
+            "seconds": time.perf_counter() - start, "cpu_s": time.process_time() - cpu}
+
+
+def _set_lp(h, warm: bool) -> None:
+    """HiGHS options of a level LP: the first by interior point with crossover to a vertex (the dual
+    simplex method took 10x longer on some parts), later ones by primal simplex from the previous
+    level's basis, without presolve."""
+    if not warm:
+        h.setOptionValue("solver", "ipm")
+        h.setOptionValue("run_crossover", "on")
+        h.setOptionValue("presolve", "choose")
+    else:
+        # The previous basis stays primal feasible after a freeze (the floors sit a hair
+        # below the values): primal simplex from it, no presolve.
+        h.setOptionValue("solver", "simplex")
+        h.setOptionValue("presolve", "off")
+        h.setOptionValue("simplex_strategy", 4)
+
+
+def _repair(x, edge_agent, edge_pool, capacity, demands) -> tuple[np.ndarray, float]:
+    """``x`` scaled down where an interior point left a pool or a demand over by its tolerance; the largest excess."""
+    used = np.bincount(edge_pool, weights=x, minlength=capacity.shape[0])
+    over = used > capacity
+    excess = float(np.max(used - capacity, initial=0.0))
+    if over.any():
+        x = x * np.where(over, capacity / np.where(used > 0, used, 1.0), 1.0)[edge_pool]
+    taken = np.bincount(edge_agent, weights=x, minlength=demands.shape[0])
+    over = taken > demands
+    excess = max(excess, float(np.max(np.where(np.isfinite(demands), taken - demands, 0.0), initial=0.0)))
+    if over.any():
+        x = x * np.where(over, demands / np.where(taken > 0, taken, 1.0), 1.0)[edge_agent]
+    return x, excess
 
 
 def _scatter_rows(mask_rows: np.ndarray, rows_agent: np.ndarray, n: int) -> np.ndarray:
