@@ -194,19 +194,21 @@ def _bound(problem: Problem, method: str, tasks, outcomes, k: int, target: float
         # The parts' prices go with lambda summing to 1 in each part: scale them with lambda.
         candidates = [(name, p / total) for name, p in candidates]
     best, which, start = math.inf, None, None
-    for name, prices in candidates:
-        value = lagrangian_bound(problem, prices, lam)
-        if value < best:
-            best, which, start = value, name, prices
-    if refine and start is not None:
-        value, _, steps = refine_prices(problem, start, lam, target, iterations=refine, seconds=seconds)
-        if value < best:
-            best, which = value, f"{which} + {steps} subgradient steps"
     if method == "maxmin":
         # lambda on one agent and p = 0: t* <= v_i <= the most agent i could get alone.
         alone = inner_maximum(problem, problem.coef)[participants(problem)]
-        if alone.size and float(alone.min()) < best:
+        if alone.size:
             best, which = float(alone.min()), "standalone maximum of the worst-placed agent"
+    for name, prices in candidates:
+        if best - target <= BOUND_TOL * max(1.0, abs(target)):
+            break  # the bound meets the merged objective already: nothing left to prove
+        value = lagrangian_bound(problem, prices, lam)
+        if value < best:
+            best, which, start = value, name, prices
+    if refine and start is not None and best - target > BOUND_TOL * max(1.0, abs(target)):
+        value, _, steps = refine_prices(problem, start, lam, target, iterations=refine, seconds=seconds)
+        if value < best:
+            best, which = value, f"{which} + {steps} subgradient steps"
     return best, which
 
 
