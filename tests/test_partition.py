@@ -224,4 +224,10 @@ def test_benchmark_script_runs(tmp_path):
     for r in rows:
         assert r["bound"] >= r["objective"] - 1e-6 * abs(r["objective"])
         assert r["true_gap"] >= -1e-6 and (r["k"] > 1 or abs(r["true_gap"]) <= 1e-6)
+        assert r["parts_cpu_s"] > 0
+    leximin = [r for r in rows if r["method"] == "maxmin"]
+    assert all(r["levels"] == "all" and r["lps"] >= r["k"] for r in leximin)
+    # One part is the whole leximin: no agent below it; three parts cannot be above it at the first level.
+    assert leximin[0]["leximin"]["agents_below_1pct"] == 0.0
+    assert 0.0 <= leximin[1]["leximin"]["agents_below_1pct"] <= 1.0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scaling_partition.json", "scaling_partition.md"]

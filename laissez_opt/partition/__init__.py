@@ -4,9 +4,10 @@
 :func:`laissez_opt.api.solve` unchanged; with ``partitions=K`` (or ``"auto"``) on
 ``welfare`` or fractional ``maxmin`` it splits the agents at random into ``K``
 parts with ``1/K`` of every pool each (Narayanan et al., POP, SOSP 2021), solves
-the parts on the chosen executor (``inline``, ``local``, ``dask``), merges them
-and reports the gap to a Lagrangian bound on the whole problem
-(``models/partition.md``).
+the parts on the chosen executor (``inline``, ``local``, ``dask``; ``maxmin``:
+every leximin level within each part), merges them and reports the gap to a
+Lagrangian bound on the whole problem (``maxmin``: of the first level, the
+max-min value; ``models/partition.md``).
 
 >>> import laissez_opt as lo
 >>> inst = lo.generate("uniform", 60, 4, seed=3)
@@ -32,8 +33,8 @@ def solve(instance, method: str = "welfare", *, solver=None, via=None, time_limi
           check: bool = True, raise_infeasible: bool = False, max_memory=None, **options):
     """Solve ``instance`` with ``method``: :func:`laissez_opt.api.solve`, or partitioned with ``partitions=K``.
 
-    With ``partitions`` (``welfare``; ``maxmin`` with ``fractional=True``): a seeded
-    random split into ``K`` parts of ``1/K`` capacity each, the parts solved on
+    With ``partitions`` (``welfare``; ``maxmin`` with ``fractional=True``, each part's
+    full leximin): a seeded random split into ``K`` parts of ``1/K`` capacity each, the parts solved on
     ``executor`` (``inline``, ``local`` processes, ``dask``; ``workers``,
     ``scheduler``), the merged allocation verified, and ``bound`` and ``gap``
     proven by a Lagrangian bound from the parts' duals (status ``feasible``;

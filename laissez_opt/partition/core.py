@@ -33,11 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
+from ..exact.leximin import value_unit
 from ..modeling import LinearModel, solve_model
 
 __all__ = ["Problem", "PART_METHODS", "split_agents", "split_capacity", "part_tasks", "solve_part",
            "lagrangian_bound", "merge", "build_part", "price_task", "check_feasible", "inner_maximum", "price_candidates", "refine_prices",
-           "equal_share_normalizer", "objective_of", "participants"]
+           "equal_share_normalizer", "objective_of", "participants", "leximin_part"]
 
 #: Methods the array core solves per part: ``welfare`` (the LP) and ``maxmin`` (its first level).
 PART_METHODS = ("welfare", "maxmin")
@@ -246,12 +247,14 @@ def build_part(task: dict) -> tuple[LinearModel, object, object, object, np.ndar
 def solve_part(task: dict) -> dict:
     """Solve one part (a task of :func:`part_tasks`, model :func:`build_part`) with HiGHS; arrays and duals.
 
+    ``task["levels"]`` (maxmin) ``"all"``: every leximin level, ``"first"``: the max-min LP
+    only, both by :func:`leximin_part`; unset: the max-min LP of :func:`build_part`.
     ``task["flow"]`` (welfare): OR-Tools min-cost flow, much faster, without duals
     (``prices`` None; costs scaled to integers, so ``status`` may be ``feasible``
     within the rounding bound the route states).
     Returns ``status``, ``objective``, ``x`` (per local edge), ``prices`` (capacity
     duals ``p^q_c >= 0``), ``lam`` (maxmin: level duals ``lambda^q_i >= 0``, summing
-    to 1, per local agent), ``can`` and ``seconds``.
+    to 1, per local agent), ``can``, ``seconds`` and ``cpu_s`` (this process's CPU time).
 
     >>> t = {"part": 0, "method": "welfare", "edge_agent": np.array([0, 1]), "edge_pool": np.array([0, 0]),
     ...      "coef": np.array([0.9, 0.5]), "demands": np.array([1.0, 1.0]), "capacity": np.array([1])}
@@ -259,7 +262,9 @@ def solve_part(task: dict) -> dict:
     >>> out["status"], round(out["objective"], 6), out["x"].tolist()
     ('optimal', 0.9, [1.0, 0.0])
     """
-    start = time.perf_counter()
+    if task["method"] == "maxmin" and task.get("levels") in ("all", "first"):
+        return leximin_part(task)
+    start, cpu = time.perf_counter(), time.process_time()
     n_local = task["demands"].shape[0]
     model, x, cap, level, can = build_part(task)
     if task.get("flow"):
@@ -279,6 +284,7 @@ def solve_part(task: dict) -> dict:
             out["lam"] = lam
     out["can"] = can
     out["seconds"] = time.perf_counter() - start
+    out["cpu_s"] = time.process_time() - cpu
     return out
 
 
@@ -474,3 +480,197 @@ def participants(problem: Problem) -> np.ndarray:
     live = (problem.coef > 0) & (problem.demands[problem.edge_agent] > 0)
     can[problem.edge_agent[live]] = True
     return can
+
+
+#: A level dual counts as nonzero above this (the free rows' duals sum to 1).
+DUAL_NONZERO = 1e-9
+
+
+def _value_tol(level: float, a_max: np.ndarray) -> np.ndarray:
+    """How far above ``level`` a value must be to count as above it (relative, and per agent's largest ``a_e``)."""
+    return 1e-7 * max(1.0, abs(level)) + 1e-6 * a_max
+
+
+def leximin_part(task: dict) -> dict:
+    """Fractional leximin of one part by waterfilling on one warm-started HiGHS model.
+
+    Level ``l`` solves ``max t`` s.t. ``sum_{e of i} a_e x_e - t >= 0`` for the free
+    agents, ``sum_{e of i} a_e x_e >= ell_j`` for the frozen ones, ``capacity`` and
+    ``demand`` (the part's blocks, :func:`build_part`); then it freezes at
+    ``ell_i = t*`` every free agent certified stuck: a nonzero ``level`` dual
+    (complementary slackness: the row is tight in every optimum) or a standalone
+    maximum ``v_i^max <= t*`` (Radunovic & Le Boudec, ToN 2007).  At least one
+    agent freezes per LP, so at most one LP per agent; each LP starts from the
+    previous basis (the first by interior point with crossover, the later ones by
+    primal simplex without presolve; a level that ends in numerical trouble is solved
+    again from scratch by dual simplex).
+
+    ``task["levels"] == "first"`` stops after the first LP (the max-min value).
+    Returns the fields of :func:`solve_part` with the FIRST level's duals
+    (``prices``, ``lam``: the max-min bound is proven for the first level) and
+    ``levels`` (``t*`` of each LP), ``lps``, ``values`` (``v_i`` per local agent).
+    Values are in the units of ``a_e``; agents with ``v_i^max = 0`` get 0.
+
+    >>> t = {"part": 0, "method": "leximin", "edge_agent": np.array([0, 0, 1]), "edge_pool": np.array([0, 1, 0]),
+    ...      "coef": np.array([1.0, 1.0, 1.0]), "demands": np.array([2.0, 0.5]), "capacity": np.array([1.0, 1.0])}
+    >>> out = leximin_part(t)     # agent 1 stops at its demand 0.5; agent 0 then takes the rest
+    >>> out["values"].round(6).tolist(), [round(v, 6) for v in out["levels"]]
+    ([1.5, 0.5], [0.5, 1.5])
+    """
+    import highspy
+
+    start, cpu = time.perf_counter(), time.process_time()
+    edge_agent, edge_pool = task["edge_agent"], task["edge_pool"]
+    demands = task["demands"].astype(np.float64)
+    capacity = task["capacity"].astype(np.float64)
+    n_local, n_pools, n_edges = demands.shape[0], capacity.shape[0], edge_agent.shape[0]
+    unit = value_unit(task["coef"]) if n_edges else 1.0
+    coef = task["coef"] * unit
+    upper = np.minimum(demands[edge_agent], capacity[edge_pool])
+    upper[coef <= 0] = 0.0
+    # v_i^max: the agent alone, its best edges first up to d_i devices (a fractional knapsack).
+    alone = Problem(edge_agent, edge_pool, np.ones(n_edges), capacity, np.ones(n_local), demands, coef)
+    vmax = inner_maximum(alone, np.where(upper > 0, coef, 0.0))
+    included = vmax > 0
+    rows_agent = np.flatnonzero(included)
+    n_level = rows_agent.shape[0]
+    row_of = np.full(n_local, -1, dtype=np.int64)
+    row_of[rows_agent] = np.arange(n_level)
+    finite = np.isfinite(demands)
+    demand_agents = np.flatnonzero(finite)
+    demand_row = np.full(n_local, -1, dtype=np.int64)
+    demand_row[demand_agents] = np.arange(demand_agents.shape[0])
+    n_demand = demand_agents.shape[0]
+    # Rows: capacity (m), demand (finite d_i), level (agents with v_i^max > 0).  Columns: x (E), t.
+    base_d, base_l = n_pools, n_pools + n_demand
+    on_demand = finite[edge_agent]
+    on_level = (coef > 0) & included[edge_agent]
+    e_ids = np.arange(n_edges)
+    rows = np.concatenate([edge_pool, base_d + demand_row[edge_agent[on_demand]],
+                           base_l + row_of[edge_agent[on_level]], base_l + np.arange(n_level)])
+    cols = np.concatenate([e_ids, e_ids[on_demand], e_ids[on_level], np.full(n_level, n_edges)])
+    vals = np.concatenate([np.ones(n_edges), np.ones(int(on_demand.sum())), coef[on_level], -np.ones(n_level)])
+    order = np.lexsort((rows, cols))
+    rows, cols, vals = rows[order], cols[order], vals[order]
+    indptr = np.searchsorted(cols, np.arange(n_edges + 2))
+    inf = highspy.kHighsInf
+    n_rows = base_l + n_level
+    row_lower = np.concatenate([np.full(n_pools + n_demand, -inf), np.zeros(n_level)])
+    row_upper = np.concatenate([capacity, demands[demand_agents], np.full(n_level, inf)])
+    col_lower = np.zeros(n_edges + 1)
+    col_upper = np.concatenate([upper, [inf if n_level else 0.0]])
+    cost = np.zeros(n_edges + 1)
+    cost[n_edges] = 1.0
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(int(n_edges + 1), int(n_rows), int(vals.size), int(highspy.MatrixFormat.kColwise),
+                int(highspy.ObjSense.kMaximize), 0.0, cost, col_lower, col_upper, row_lower, row_upper,
+                np.ascontiguousarray(indptr[:-1], dtype=np.int32), np.ascontiguousarray(rows, dtype=np.int32),
+                np.ascontiguousarray(vals, dtype=np.float64), np.zeros(n_edges + 1, dtype=np.int32))
+    a_max = np.zeros(n_local)
+    np.maximum.at(a_max, edge_agent, np.where(upper > 0, coef, 0.0))
+    free = included.copy()
+    levels, frozen_per_level = [], []
+    first = {"prices": None, "lam": None, "status": "optimal"}
+    status, values, x = "optimal", np.zeros(n_local), np.zeros(n_edges)
+    lps = retries = 0
+    _set_lp(h, warm=False)
+    while free.any():
+        h.run()
+        lps += 1
+        model_status = h.getModelStatus()
+        if model_status != highspy.HighsModelStatus.kOptimal:
+            # Numerical trouble (a warm start ending "infeasible" although the previous optimum
+            # is feasible by construction, an interior point short of its tolerances): this level
+            # again from scratch by the dual simplex method with presolve.
+            h.clearSolver()
+            h.setOptionValue("solver", "simplex")
+            h.setOptionValue("presolve", "choose")
+            h.setOptionValue("simplex_strategy", 1)
+            h.run()
+            model_status = h.getModelStatus()
+            _set_lp(h, warm=True)
+            retries += 1
+        if model_status != highspy.HighsModelStatus.kOptimal:
+            # Keep the last level's optimum: feasible, with every level before this one exact.
+            status = f"stopped at level {lps}: HiGHS {h.modelStatusToString(model_status)}"
+            break
+        sol = h.getSolution()
+        col = np.asarray(sol.col_value)
+        row_dual = np.asarray(sol.row_dual)
+        tstar = float(col[n_edges])
+        x = np.clip(col[:n_edges], 0.0, upper)
+        values = np.bincount(edge_agent, weights=coef * x, minlength=n_local)
+        level_dual = np.abs(row_dual[base_l:])
+        if lps == 1:
+            # HiGHS's duals of a maximisation: >= 0 on binding <= rows, <= 0 on binding >= rows.
+            first["prices"] = np.clip(row_dual[:n_pools], 0.0, None)
+            lam = np.zeros(n_local)
+            lam[rows_agent] = np.clip(-row_dual[base_l:], 0.0, None)
+            first["lam"] = lam
+            first["objective"] = tstar / unit
+            _set_lp(h, warm=True)
+            if task.get("levels") == "first":
+                levels.append(tstar / unit)
+                frozen_per_level.append(int(np.count_nonzero(level_dual > DUAL_NONZERO)))
+                break
+        tol = _value_tol(tstar, a_max)
+        stuck = free & (vmax <= tstar + tol)
+        # A nonzero dual: the row is tight in every optimum (complementary slackness).
+        stuck |= free & _scatter_rows(level_dual > DUAL_NONZERO, rows_agent, n_local) & (values <= tstar + tol)
+        if not stuck.any():  # no certificate numerically: freeze the lowest free agents
+            stuck = free & (values <= values[free].min() + tol)
+        idx = np.flatnonzero(stuck)
+        level_rows = (base_l + row_of[idx]).astype(np.int32)
+        for r in level_rows.tolist():
+            h.changeCoeff(r, n_edges, 0.0)
+        floor = np.minimum(np.minimum(tstar, vmax[idx]), values[idx])
+        floor = floor - 1e-9 * np.maximum(1.0, np.abs(floor))  # a hair below: the current point stays feasible
+        h.changeRowsBounds(idx.size, level_rows, floor, np.full(idx.size, inf))
+        free &= ~stuck
+        levels.append(tstar / unit)
+        frozen_per_level.append(int(idx.size))
+    x, repaired = _repair(x, edge_agent, edge_pool, capacity, demands)
+    values = np.bincount(edge_agent, weights=coef * x, minlength=n_local)
+    return {"part": task["part"], "status": status, "objective": first.get("objective"), "x": x,
+            "prices": None if first["prices"] is None else first["prices"] / unit,
+            "lam": first["lam"], "can": included, "values": values / unit, "levels": levels,
+            "frozen_per_level": frozen_per_level, "lps": lps, "retries": retries, "repaired": repaired,
+            "seconds": time.perf_counter() - start, "cpu_s": time.process_time() - cpu}
+
+
+def _set_lp(h, warm: bool) -> None:
+    """HiGHS options of a level LP: the first by interior point with crossover to a vertex (the dual
+    simplex method took 10x longer on some parts), later ones by primal simplex from the previous
+    level's basis, without presolve."""
+    if not warm:
+        h.setOptionValue("solver", "ipm")
+        h.setOptionValue("run_crossover", "on")
+        h.setOptionValue("presolve", "choose")
+    else:
+        # The previous basis stays primal feasible after a freeze (the floors sit a hair
+        # below the values): primal simplex from it, no presolve.
+        h.setOptionValue("solver", "simplex")
+        h.setOptionValue("presolve", "off")
+        h.setOptionValue("simplex_strategy", 4)
+
+
+def _repair(x, edge_agent, edge_pool, capacity, demands) -> tuple[np.ndarray, float]:
+    """``x`` scaled down where an interior point left a pool or a demand over by its tolerance; the largest excess."""
+    used = np.bincount(edge_pool, weights=x, minlength=capacity.shape[0])
+    over = used > capacity
+    excess = float(np.max(used - capacity, initial=0.0))
+    if over.any():
+        x = x * np.where(over, capacity / np.where(used > 0, used, 1.0), 1.0)[edge_pool]
+    taken = np.bincount(edge_agent, weights=x, minlength=demands.shape[0])
+    over = taken > demands
+    excess = max(excess, float(np.max(np.where(np.isfinite(demands), taken - demands, 0.0), initial=0.0)))
+    if over.any():
+        x = x * np.where(over, demands / np.where(taken > 0, taken, 1.0), 1.0)[edge_agent]
+    return x, excess
+
+
+def _scatter_rows(mask_rows: np.ndarray, rows_agent: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=bool)
+    out[rows_agent[mask_rows]] = True
+    return out

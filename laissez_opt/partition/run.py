@@ -28,7 +28,7 @@ from .core import (
     part_tasks, price_candidates, price_task, solve_part,
 )
 
-__all__ = ["AUTO_EDGES_PER_PART", "resolve_parts", "solve_arrays", "solve_partitioned"]
+__all__ = ["AUTO_EDGES_PER_PART", "LEVELS", "resolve_parts", "solve_arrays", "solve_partitioned"]
 
 #: ``partitions="auto"``: about this many edges per part (a part's LP then solves in about a second).
 AUTO_EDGES_PER_PART = 100_000
@@ -42,6 +42,10 @@ REFINE_SHARE = 0.2
 REFINE_MIN_SECONDS = 1.0
 #: Largest violation the merged allocation may show in the vectorised check.
 FEASIBILITY_TOL = 1e-6
+#: A bound below the merged (feasible) objective by at most this, relative, is solver tolerance: raised to it.
+BOUND_TOL = 1e-6
+#: Leximin levels a partitioned maxmin runs in each part: all of them, or the first (max-min) only.
+LEVELS = ("all", "first")
 
 
 def resolve_parts(partitions, n_edges: int, n_agents: int) -> int:
@@ -73,9 +77,12 @@ def _run(tasks: list[dict], executor: str, workers: int | None, scheduler: str |
 
 def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, executor: str = "inline",
                  workers: int | None = None, scheduler: str | None = None, integral: bool = False,
-                 refine: int = REFINE_STEPS) -> dict:
+                 refine: int = REFINE_STEPS, levels: str = "all") -> dict:
     """Split ``problem`` (``coef`` set, :meth:`Problem.for_method`), solve the parts, merge, verify, bound.
 
+    ``levels`` (maxmin): ``"all"`` runs every leximin level in each part
+    (:func:`~laissez_opt.partition.core.leximin_part`), ``"first"`` only the max-min LP;
+    either way the bound and gap are those of the first level (the max-min value).
     ``integral`` splits whole devices (:func:`~laissez_opt.partition.core.split_capacity`;
     integral welfare), else ``k_c / K`` of every pool per part (fractional models).
     ``refine``: at most this many subgradient steps lower the bound from the best
@@ -95,10 +102,15 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
     """
     if method not in PART_METHODS:
         raise InputError(f"partitioned solving supports {', '.join(PART_METHODS)}, not {method!r}", path="method")
+    if levels not in LEVELS:
+        raise InputError(f"levels must be one of {', '.join(LEVELS)}, got {levels!r}", path="option levels")
     timing = {}
     t0 = time.perf_counter()
     k = resolve_parts(partitions, problem.n_edges, problem.n_agents)
     tasks, part_of = part_tasks(problem, k, seed, method, integral=integral)
+    if method == "maxmin":
+        for task in tasks:
+            task["levels"] = levels
     jobs = list(tasks)
     if method == "welfare" and k > 1 and integral:
         # The parts run as min-cost flows; a random sample's LP supplies the prices of the bound.
@@ -130,6 +142,11 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
     budget = max(REFINE_MIN_SECONDS, REFINE_SHARE * timing["solve_s"])
     bound, which = _bound(problem, method, jobs, outcomes, k, objective, refine, budget)
     timing["bound_s"] = time.perf_counter() - t0
+    clamped = False
+    if bound is not None and bound < objective <= bound + BOUND_TOL * max(1.0, abs(objective)):
+        # The merged allocation is feasible, so the optimum is at least its objective: a dual
+        # bound below it by no more than the solvers' tolerance is that tolerance, not a gap.
+        bound, clamped = objective, True
     gap = None if bound is None else relative_gap(objective, max(bound, objective))
     note = "gap = (bound - objective) / objective, bound from the parts' duals (models/partition.md)"
     if bound is None:
@@ -138,13 +155,17 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
         note = "the merged objective is 0, so a relative gap is undefined; the absolute gap is bound - objective"
     details = {
         "k": k, "seed": seed, "executor": executor, "method": method,
+        "levels": None if method != "maxmin" else levels,
+        "parts_cpu_s": float(sum(outcomes[q].get("cpu_s") or 0.0 for q in range(k))),
         "price_sample": None if -1 not in outcomes else {
             "agents": int(jobs[0]["agents"].shape[0]), "status": outcomes[-1]["status"],
             "seconds": outcomes[-1]["seconds"]},
         "parts": [{"part": q + 1, "agents": int(tasks[q]["agents"].shape[0]), "edges": int(tasks[q]["edges"].shape[0]),
                    "status": outcomes[q]["status"], "objective": outcomes[q]["objective"],
-                   "seconds": outcomes[q]["seconds"]} for q in range(k)],
-        "failures": failures, "bound_from": which, "gap_note": note,
+                   "seconds": outcomes[q]["seconds"], "cpu_s": outcomes[q].get("cpu_s"),
+                   "lps": outcomes[q].get("lps"), "levels": None if outcomes[q].get("levels") is None
+                   else len(outcomes[q]["levels"])} for q in range(k)],
+        "failures": failures, "bound_from": which, "gap_note": note, "bound_raised_to_objective": clamped,
         "feasibility": {"check": "vectorised capacity, demand and sign check of the merged amounts",
                         "max_violation": violation},
         "capacity_rule": ("floor(k_c / K) per part, the k_c mod K left over to parts (c + j) mod K" if integral
@@ -173,19 +194,21 @@ def _bound(problem: Problem, method: str, tasks, outcomes, k: int, target: float
         # The parts' prices go with lambda summing to 1 in each part: scale them with lambda.
         candidates = [(name, p / total) for name, p in candidates]
     best, which, start = math.inf, None, None
-    for name, prices in candidates:
-        value = lagrangian_bound(problem, prices, lam)
-        if value < best:
-            best, which, start = value, name, prices
-    if refine and start is not None:
-        value, _, steps = refine_prices(problem, start, lam, target, iterations=refine, seconds=seconds)
-        if value < best:
-            best, which = value, f"{which} + {steps} subgradient steps"
     if method == "maxmin":
         # lambda on one agent and p = 0: t* <= v_i <= the most agent i could get alone.
         alone = inner_maximum(problem, problem.coef)[participants(problem)]
-        if alone.size and float(alone.min()) < best:
+        if alone.size:
             best, which = float(alone.min()), "standalone maximum of the worst-placed agent"
+    for name, prices in candidates:
+        if best - target <= BOUND_TOL * max(1.0, abs(target)):
+            break  # the bound meets the merged objective already: nothing left to prove
+        value = lagrangian_bound(problem, prices, lam)
+        if value < best:
+            best, which, start = value, name, prices
+    if refine and start is not None and best - target > BOUND_TOL * max(1.0, abs(target)):
+        value, _, steps = refine_prices(problem, start, lam, target, iterations=refine, seconds=seconds)
+        if value < best:
+            best, which = value, f"{which} + {steps} subgradient steps"
     return best, which
 
 
@@ -203,12 +226,13 @@ def problem_of(instance) -> Problem:
 def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", partition_seed: int = 0,
                       executor: str = "inline", workers: int | None = None, scheduler: str | None = None,
                       fractional: bool = False, normalizer: str = "equal_share", check: bool = True):
-    """POP-style partitioned ``welfare`` or fractional ``maxmin`` (first level) of ``instance``, as a Result.
+    """POP-style partitioned ``welfare`` or fractional ``maxmin`` (leximin per part) of ``instance``, as a Result.
 
     The agents are split uniformly at random (``partition_seed``) into ``K`` parts,
     each with ``floor`` or ``ceil`` of ``k_c / K`` devices of every pool (adding up to
     ``k_c``); each part's LP runs on ``executor``; the union of the parts'
-    allocations is feasible for the whole instance (checked vectorised, and by
+    allocations is feasible for the whole instance (maxmin: each part's exact
+    fractional leximin, every level; checked vectorised, and by
     :func:`laissez_opt.analysis.verify.verify` when ``check``).  ``bound`` is the
     Lagrangian bound ``min_p L(p)`` over the parts' capacity duals (welfare) or
     ``L(p, lambda)`` with the parts' level duals (max-min), ``models/partition.md``;
@@ -256,8 +280,11 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     utilities = np.bincount(problem.edge_agent, weights=problem.utility * amounts, minlength=problem.n_agents)
     details = {"partition": out["details"]}
     if method == "maxmin":
-        details["partition"]["levels"] = "first level only (max-min); the parts run no further leximin levels"
+        details["partition"]["levels_note"] = (
+            "every part runs all its leximin levels (exact waterfilling within the part); bound and gap are "
+            "those of the first level, the max-min value: later levels have no certified bound")
         details["normalizer"] = normalizer
+        details["leximin"] = dict(zip((a.id for a in instance.agents), out["values"].tolist()))
     k = out["details"]["k"]
     message = (f"POP partition into {k} random parts: a feasible allocation with a proven gap"
                + ("" if gap is None else f" of {gap:.3g}") + ", not an optimum")
@@ -266,7 +293,8 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
         bound=bound, gap=gap, allocation=allocation_records(instance, amounts[:, None]),
         utilities=dict(zip((a.id for a in instance.agents), utilities.tolist())), timing=out["timing"],
         params={"partitions": partitions, "partition_seed": partition_seed, "executor": executor,
-                "fractional": fractional}, route="partitioned", solver_status=f"{k} parts",
+                "fractional": fractional, **({"normalizer": normalizer} if method == "maxmin" else {})},
+        route="partitioned", solver_status=f"{k} parts",
         mode="integral" if integral else "fractional", message=message, details=details, amounts=amounts[:, None],
     )
     if check:

@@ -1,0 +1,113 @@
+"""Partitioned fractional leximin (``lo.solve(inst, "maxmin", fractional=True, partitions=K)``).
+
+Each part runs every leximin level (``laissez_opt.partition.core.leximin_part``);
+one part must reproduce the library's whole fractional leximin agent by agent, the
+merged allocation must be feasible, and the certified bound of the first level
+must be at least the whole max-min optimum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import laissez_opt as lo
+from laissez_opt.analysis.verify import verify
+from laissez_opt.errors import InputError
+from laissez_opt.partition import Problem, solve_arrays
+from laissez_opt.partition.core import check_feasible, leximin_part, part_tasks
+
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True, max_examples=20)
+
+
+def _instance(seed: int, n: int, m: int, top: int = 8) -> lo.Instance:
+    """Agents with demands 1-2, weights 0.5-2 and up to 3 random pools of 1 to ``top`` devices: several leximin levels."""
+    rng = np.random.default_rng(seed)
+    pools = [lo.Pool(f"P{c}", count=int(rng.integers(1, top + 1))) for c in range(m)]
+    agents = [lo.Agent(f"A{i}", weight=float(rng.uniform(0.5, 2.0)), demand=int(rng.integers(1, 3))) for i in range(n)]
+    edges = [lo.Edge(f"A{i}", f"P{c}", float(rng.uniform(0.1, 1.0)))
+             for i in range(n) for c in sorted(set(rng.integers(0, m, size=3).tolist()))]
+    return lo.Instance(pools=pools, agents=agents, edges=edges, name=f"lex-{seed}")
+
+
+def _vector(result, ids):
+    return np.array([result.details["leximin"][a] for a in ids])
+
+
+@settings(**SETTINGS)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 24), m=st.integers(1, 8),
+       normalizer=st.sampled_from(["raw", "equal_share"]))
+def test_one_part_is_the_whole_leximin(seed, n, m, normalizer):
+    inst = _instance(seed, n, m)
+    whole = lo.solve(inst, "maxmin", fractional=True, normalizer=normalizer)
+    one = lo.solve(inst, "maxmin", fractional=True, normalizer=normalizer, partitions=1)
+    ids = [a.id for a in inst.agents]
+    a, b = _vector(whole, ids), _vector(one, ids)
+    assert np.allclose(a, b, rtol=1e-5, atol=1e-6 * max(1.0, float(a.max())))
+    assert one.status == "feasible" and one.verified
+    assert one.details["partition"]["parts"][0]["levels"] >= 1
+
+
+@settings(**SETTINGS)
+@given(seed=st.integers(0, 10**6), n=st.integers(4, 30), m=st.integers(1, 6), k=st.integers(2, 4))
+def test_partitioned_leximin_is_feasible_and_its_bound_holds(seed, n, m, k):
+    inst = _instance(seed, n, m)
+    whole = lo.solve(inst, "maxmin", fractional=True, normalizer="raw")
+    split = lo.solve(inst, "maxmin", fractional=True, normalizer="raw", partitions=k, partition_seed=seed)
+    assert verify(inst, split).ok and split.status == "feasible"
+    scale = max(1.0, abs(whole.objective))
+    assert split.objective <= whole.objective + 1e-6 * scale      # feasible for the whole: at most the optimum
+    assert split.bound >= whole.objective - 1e-6 * scale          # the certified first-level bound holds
+    ids = [a.id for a in inst.agents]
+    values = _vector(split, ids)
+    assert values.min() == pytest.approx(split.objective, rel=1e-9, abs=1e-12)
+    assert "first level" in split.details["partition"]["levels_note"]
+
+
+def test_parts_run_every_level_and_freeze_every_agent():
+    inst = _instance(3, 40, 8)
+    r = lo.solve(inst, "maxmin", fractional=True, normalizer="raw", partitions=2)
+    for part in r.details["partition"]["parts"]:
+        assert part["status"] == "optimal" and part["lps"] >= part["levels"] > 1
+    first = lo.solve(inst, "maxmin", fractional=True, normalizer="raw", partitions=1)
+    # The first-level-only run and the full leximin share the max-min value.
+    from laissez_opt.partition.run import problem_of
+
+    p = problem_of(inst).for_method("maxmin")
+    only = solve_arrays(p, "maxmin", partitions=1, levels="first")
+    assert only["objective"] == pytest.approx(first.objective, rel=1e-7)
+    assert only["details"]["parts"][0]["lps"] == 1
+
+
+def test_leximin_part_on_arrays_raises_the_second_level():
+    # Agent 1 is held at its demand 0.5; agent 0 then takes what is left of both pools.
+    task = {"part": 0, "method": "maxmin", "edge_agent": np.array([0, 0, 1]), "edge_pool": np.array([0, 1, 0]),
+            "coef": np.array([1.0, 2.0, 1.0]), "demands": np.array([2.0, 0.5]), "capacity": np.array([1.0, 1.0])}
+    out = leximin_part(task)
+    assert out["values"] == pytest.approx([2.5, 0.5])
+    assert out["levels"] == pytest.approx([0.5, 2.5])
+    assert out["lam"].sum() == pytest.approx(1.0)
+    assert out["objective"] == pytest.approx(0.5)
+
+
+def test_merged_arrays_are_feasible_on_a_heterogeneous_problem():
+    rng = np.random.default_rng(5)
+    n, m = 3000, 60
+    agent = np.repeat(np.arange(n), 3)
+    pool = rng.integers(0, m, size=agent.shape[0])
+    p = Problem(agent, pool, rng.uniform(0.1, 1.0, agent.shape[0]), rng.integers(1, 40, m), rng.uniform(0.5, 2, n),
+                rng.integers(1, 3, n).astype(float)).for_method("maxmin")
+    out = solve_arrays(p, "maxmin", partitions=4, seed=1)
+    assert check_feasible(p, out["amounts"]) <= 1e-9
+    assert out["objective"] <= out["bound"] and out["gap"] is not None
+    tasks, _ = part_tasks(p, 4, 1, "maxmin", integral=False)
+    assert sum(t["agents"].shape[0] for t in tasks) == n
+    assert out["details"]["levels"] == "all" and out["details"]["parts_cpu_s"] > 0
+
+
+def test_levels_option_is_checked():
+    p = Problem(np.array([0]), np.array([0]), np.ones(1), np.array([1]), np.ones(1), np.ones(1)).for_method("maxmin")
+    with pytest.raises(InputError, match="levels"):
+        solve_arrays(p, "maxmin", partitions=1, levels="second")
