@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import laissez_opt as lo
 from laissez_opt.heuristics import _auction_kernel as kernel
-from laissez_opt.heuristics._fastpaths import touched_utilities
+from laissez_opt.heuristics._fastpaths import edges_in_order, touched_utilities
 from laissez_opt.heuristics.auction import _compressed_round, _run, solve_auction
 from laissez_opt.result import edge_utilities
 
@@ -112,7 +112,7 @@ def test_shuffled_edges_every_pair_live_regression():
 @given(instances(shuffled=True), st.data())
 def test_edges_in_order_and_touched_utilities(inst, data):
     keys = inst.edge_agent * inst.n_pools + inst.edge_pool
-    assert kernel.edges_in_order(inst.edge_agent, inst.edge_pool, inst.n_pools) == bool(np.all(keys[1:] > keys[:-1]))
+    assert edges_in_order(inst.edge_agent, inst.edge_pool, inst.n_pools) == bool(np.all(keys[1:] > keys[:-1]))
     amounts = np.zeros((inst.n_edges, inst.rounds))
     picks = data.draw(st.lists(st.tuples(st.integers(0, max(inst.n_edges - 1, 0)), st.integers(0, inst.rounds - 1),
                                          st.integers(1, 3)), max_size=12)) if inst.n_edges else []

@@ -44,7 +44,7 @@ from ..jit import HAVE_NUMBA, jit as _jit
 
 
 __all__ = [
-    "HAVE_NUMBA", "forward_reverse_auction", "prepare", "edges_in_order", "count_live", "fill_live", "fill_dense",
+    "HAVE_NUMBA", "forward_reverse_auction", "prepare", "count_live", "fill_live", "fill_dense",
     "locate_edges",
 ]
 
@@ -471,18 +471,6 @@ def forward_reverse_auction(row_ptr, cols, vals, dense, m, col_ptr, col_rows, co
                 best = net
         best_net[i] = best
     return unit_slot, slot_pool, pool_price, best_net, stats
-
-
-@_jit
-def edges_in_order(edge_agent, edge_pool, m):
-    """Whether the keys ``edge_agent[e] * m + edge_pool[e]`` strictly increase (one pass, no temporaries)."""
-    prev = -1
-    for e in range(edge_agent.shape[0]):
-        key = edge_agent[e] * m + edge_pool[e]
-        if key <= prev:
-            return False
-        prev = key
-    return True
 
 
 @_jit

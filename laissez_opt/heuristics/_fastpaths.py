@@ -1,6 +1,9 @@
 """Small shared helpers of the heuristics' public paths (private).
 
-:func:`touched_utilities` gives ``U_i = sum_{c,r} u_{i,c,r} x_{i,c,r}`` from the edges an
+:func:`edges_in_order` checks in one compiled pass, without temporaries, whether the
+edges are ordered by agent, then pool (as the file reader and the generators leave
+them); with ``E = n m`` that means every pair, in order (edge ``e`` is agent ``e // m``
+on pool ``e % m``).  :func:`touched_utilities` gives ``U_i = sum_{c,r} u_{i,c,r} x_{i,c,r}`` from the edges an
 allocation touches instead of a pass over every edge: the same sums, term for term, as
 :func:`laissez_opt.result.edge_utilities`, because the terms it leaves out are zeros.
 """
@@ -12,8 +15,25 @@ from typing import Sequence
 import numpy as np
 
 from ..instance import Instance
+from ..jit import jit
 
-__all__ = ["touched_utilities"]
+__all__ = ["edges_in_order", "touched_utilities"]
+
+
+@jit
+def edges_in_order(edge_agent, edge_pool, m):
+    """Whether the keys ``edge_agent[e] * m + edge_pool[e]`` strictly increase.
+
+    >>> edges_in_order(np.array([0, 0, 1]), np.array([0, 2, 1]), 3), edges_in_order(np.array([1, 0]), np.array([0, 0]), 3)
+    (True, False)
+    """
+    prev = -1
+    for e in range(edge_agent.shape[0]):
+        key = edge_agent[e] * m + edge_pool[e]
+        if key <= prev:
+            return False
+        prev = key
+    return True
 
 
 def touched_utilities(instance: Instance, amounts: np.ndarray, touched: Sequence[np.ndarray]) -> np.ndarray:

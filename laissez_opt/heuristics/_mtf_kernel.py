@@ -2,18 +2,17 @@
 
 * :func:`agent_top`: ``M_i`` (or ``M_{i,r}``), the largest utility of each agent, in one
   pass over the edges (what ``np.maximum.at`` from zeros gives);
-* :func:`dense_lists`: the preference lists of a round where every agent is on every
-  pool with a positive utility, from the ascending row argsort of the ``n x m`` utility
-  table: position ``k`` of row ``i`` is column ``perm[i, m-1-k]`` (descending), with its
-  score ``u / M_i`` and edge ``i m + c``, and a flag per row whose sorted values repeat
-  (only those rows can differ from the stable order and are re-sorted by the caller).
+* :func:`descending_rows`: for a round where every agent is on every pool with a positive
+  utility, the ascending row argsort of the ``n x m`` utility table turned, in place and
+  row by row, into the preference lists (utility descending, ties by pool ascending),
+  with their scores ``u / (M_i (1 + 1e-9))``.
 
 >>> import numpy as np
 >>> u = np.array([0.2, 0.7, 0.5, 0.1, 0.3, 0.3])
 >>> perm = np.argsort(u.reshape(2, 3), axis=1)
->>> pool, score, edge, tied = dense_lists(u, perm, np.array([1.0, 0.5]), 2, 3)
->>> pool[:3].tolist(), edge[3:].tolist()[0], tied.tolist()
-([1, 2, 0], 4, [False, True])
+>>> score, tied = descending_rows(u, perm, np.array([1.0, 0.5]), 2, 3)
+>>> perm.tolist(), score.tolist()[3:], int(tied)
+([[1, 2, 0], [1, 2, 0]], [0.6, 0.6, 0.2], 1)
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ import numpy as np
 
 from ..jit import jit
 
-__all__ = ["agent_top", "dense_lists"]
+__all__ = ["agent_top", "descending_rows"]
 
 
 @jit
@@ -42,23 +41,40 @@ def agent_top(edge_agent, utility, n, per_round):
 
 
 @jit
-def dense_lists(u, perm, den, n, m):
-    """``(pool, score, edge, tied)`` of the dense lists (module docstring); ``u`` row-major ``n m``."""
-    pool = np.empty(n * m, np.int64)
+def descending_rows(u, perm, den, n, m):
+    """Turn the ascending row argsort ``perm`` of ``u`` (row-major ``n m``) into the preference lists, in place.
+
+    Each row is reversed (value descending) and every run of equal values is put in
+    ascending column order (the stable descending order: ties by pool index); returns
+    the scores ``u[i m + perm[i, k]] / den[i]`` in the same layout and the number of rows
+    with ties.  Each row is read and written while it is in cache.
+    """
     score = np.empty(n * m)
-    edge = np.empty(n * m, np.int64)
-    tied = np.zeros(n, np.bool_)
+    rows = 0
     for i in range(n):
         base = i * m
+        lo = 0
+        hi = m - 1
+        while lo < hi:
+            t = perm[i, lo]
+            perm[i, lo] = perm[i, hi]
+            perm[i, hi] = t
+            lo += 1
+            hi -= 1
         d = den[i]
-        prev = 0.0
-        for k in range(m):
-            c = perm[i, m - 1 - k]
-            v = u[base + c]
-            if k > 0 and v == prev:
-                tied[i] = True
-            prev = v
-            pool[base + k] = c
-            score[base + k] = v / d
-            edge[base + k] = base + c
-    return pool, score, edge, tied
+        k = 0
+        had = False
+        while k < m:
+            v = u[base + perm[i, k]]
+            j = k + 1
+            while j < m and u[base + perm[i, j]] == v:
+                j += 1
+            if j - k > 1:
+                had = True
+                perm[i, k:j] = np.sort(perm[i, k:j])
+            for t in range(k, j):
+                score[base + t] = v / d
+            k = j
+        if had:
+            rows += 1
+    return score, rows

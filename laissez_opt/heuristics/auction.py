@@ -110,7 +110,7 @@ from ..method_spec import Method, Option
 from ._baseline_common import heuristic_size
 from ..modeling.solution import relative_gap
 from ..result import Result, allocation_records
-from ._fastpaths import touched_utilities
+from ._fastpaths import edges_in_order, touched_utilities
 
 __all__ = ["AuctionOutcome", "auction_matrix", "solve_auction", "eps_schedule"]
 
@@ -189,7 +189,7 @@ def _kernel():
                                        np.zeros(0, np.int64), np.zeros(0), one, np.zeros(1, np.int64), one,
                                        np.array([0.5]))
         zero, ones = np.zeros(1, np.int64), np.ones(1, np.bool_)
-        kernel.edges_in_order(zero, zero, 1)
+        edges_in_order(zero, zero, 1)
         for weighted in (0, 1):
             ptrs = kernel.count_live(zero, zero, tiny, tiny, weighted, ones, 1, 1, 1)
             kernel.fill_live(zero, zero, tiny, tiny, weighted, ones, 1, 1, 1, *ptrs, one[1:])
@@ -335,7 +335,7 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
     demands = instance.effective_demands
     kernel, _ = _kernel()
     # Edges ordered by agent, then pool (as files and generators leave them) need no sort to be found.
-    in_order = kernel.edges_in_order(edge_agent, edge_pool, m)
+    in_order = edges_in_order(edge_agent, edge_pool, m)
     if in_order:
         weighted = None
         edge_start = np.searchsorted(edge_agent, np.arange(n + 1))

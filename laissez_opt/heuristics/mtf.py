@@ -94,7 +94,7 @@ from ..instance import Instance
 from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ..result import Result, allocation_records
-from ._fastpaths import touched_utilities
+from ._fastpaths import edges_in_order, touched_utilities
 from ._baseline_common import agent_of, heuristic_size, read_state, state_option
 from .thresholds import GRID, ThresholdPolicy, make_policy
 
@@ -137,7 +137,7 @@ class Preferences:
     end: list[int]
     edge: Sequence[int] | None = None
     owner: np.ndarray | None = None  # agent of each position (numpy), for summaries
-    width: int = 0  # > 0: position p belongs to agent p // width (the dense layout; owner built on demand)
+    width: int = 0  # > 0: the dense layout, agent i on positions i width .. (i+1) width - 1 (owner on demand)
 
     def scores_of(self, i: int) -> list[float]:
         """``u~`` along agent ``i``'s list (descending)."""
@@ -147,7 +147,7 @@ class Preferences:
 
 def _owner_of(prefs: Preferences) -> np.ndarray | None:
     owner = prefs.__dict__.get("_owner")
-    if owner is None and prefs.width:
+    if owner is None and prefs.width:  # the dense layout: agent i's list is positions i m .. (i+1) m - 1
         owner = prefs.__dict__["_owner"] = np.repeat(np.arange(len(prefs.start), dtype=np.int64), prefs.width)
     return owner
 
@@ -377,30 +377,72 @@ def _preferences_from_edges(instance: Instance, r: int, norm: np.ndarray | None,
     )
 
 
-def _dense_preferences(u: np.ndarray, norm: np.ndarray | None, den: np.ndarray | None, n: int, m: int) -> Preferences:
-    """The lists when every agent is on every pool, edges in (agent, pool) order, all wanted."""
-    from ._mtf_kernel import dense_lists
+class _DenseEdges:
+    """The edge of each position of the dense layout, computed on access (a read-only sequence).
 
-    table = u.reshape(n, m)
-    perm = np.argsort(table, axis=1)  # ascending; read backwards it is descending, except among ties
-    pool, score, edge, tied = dense_lists(np.ascontiguousarray(u), perm, np.ones(n) if den is None else den, n, m)
-    rows = np.flatnonzero(tied)
-    if rows.size:  # ties by pool order: a stable sort of these rows
-        sub = np.argsort(-table[rows], axis=1, kind="stable")
-        base = (rows * m)[:, None]
-        pool.reshape(n, m)[rows] = sub
-        edge.reshape(n, m)[rows] = base + sub
-        if den is not None:
-            score.reshape(n, m)[rows] = np.take_along_axis(table[rows], sub, axis=1) / den[rows][:, None]
+    Position ``q`` holds agent ``i = q // m`` and pool ``pool[q]``: edge ``i m + pool[q]``.
+    """
+
+    __slots__ = ("pool", "n", "m")
+
+    def __init__(self, pool: np.ndarray, n: int, m: int):
+        self.pool, self.n, self.m = pool, n, m
+
+    def __len__(self) -> int:
+        return self.n * self.m
+
+    def take(self, positions) -> np.ndarray:
+        q = np.asarray(positions, dtype=np.int64)
+        return q - q % self.m + self.pool[q]
+
+    def __getitem__(self, q):
+        if isinstance(q, slice):
+            return self.take(np.arange(len(self))[q])
+        if q < 0:
+            q += len(self)
+        if not 0 <= q < len(self):
+            raise IndexError("position out of range")
+        return q - q % self.m + int(self.pool[q])
+
+    def __iter__(self):
+        return iter(self.take(np.arange(len(self))).tolist())
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.take(np.arange(len(self)))
+        return out if dtype is None else out.astype(dtype)
+
+
+def _edges_at(prefs: Preferences, positions) -> np.ndarray:
+    """``prefs.edge`` at ``positions`` (numpy), without materialising a computed edge sequence."""
+    if isinstance(prefs.edge, _DenseEdges):
+        return prefs.edge.take(positions)
+    return np.asarray(prefs.edge)[np.asarray(positions, dtype=np.int64)]
+
+
+def _dense_preferences(u: np.ndarray, norm: np.ndarray | None, den: np.ndarray | None, n: int, m: int) -> Preferences:
+    """The lists when every agent is on every pool, edges in (agent, pool) order, all wanted.
+
+    One ascending row argsort of the ``n x m`` table, turned in place into the lists
+    (:func:`~laissez_opt.heuristics._mtf_kernel.descending_rows`: rows reversed, runs of
+    equal values by pool), which gives the scores in the same pass; a position's edge
+    is computed when asked for.
+    """
+    from ._mtf_kernel import descending_rows
+
+    flat = np.ascontiguousarray(u)
+    perm = np.argsort(flat.reshape(n, m), axis=1)
+    score, _ = descending_rows(flat, perm, np.ones(n) if den is None else den, n, m)
+    pool = perm.reshape(-1)
+    edges = _DenseEdges(pool, n, m)
     if norm is not None:
-        score = np.asarray(norm, dtype=np.float64)[edge]
+        score = np.asarray(norm, dtype=np.float64)[edges.take(np.arange(n * m))]
     starts = np.arange(n, dtype=np.int64) * m
     return Preferences(
         pool=memoryview(pool),
         score=memoryview(score),
         start=starts.tolist(),
         end=(starts + m).tolist(),
-        edge=memoryview(edge),
+        edge=edges,
         width=m,
     )
 
@@ -408,10 +450,7 @@ def _dense_preferences(u: np.ndarray, norm: np.ndarray | None, den: np.ndarray |
 def _dense_in_order(instance: Instance) -> bool:
     """Whether edge ``e`` is agent ``e // m`` on pool ``e % m`` (every pair, in order)."""
     n, m = instance.n_agents, instance.n_pools
-    if instance.n_edges != n * m:
-        return False
-    agent, pool = instance.edge_agent.reshape(n, m), instance.edge_pool.reshape(n, m)
-    return bool((agent == np.arange(n)[:, None]).all() and (pool == np.arange(m)[None, :]).all())
+    return instance.n_edges == n * m and bool(edges_in_order(instance.edge_agent, instance.edge_pool, m))
 
 
 def _row_sorted(instance: Instance, idx: np.ndarray, u: np.ndarray) -> np.ndarray | None:
@@ -712,8 +751,7 @@ class _Setup:
 
     def add_round(self, col: np.ndarray, r: int, out: RoundOutcome) -> np.ndarray:
         """Add round ``r``'s devices per edge to ``col`` (zeros before); returns the edges touched."""
-        edges = np.asarray(self.prefs[r].edge)[np.asarray(out.picks_pos, dtype=np.int64)] if out.picks_pos else \
-            np.zeros(0, np.int64)
+        edges = _edges_at(self.prefs[r], out.picks_pos) if out.picks_pos else np.zeros(0, np.int64)
         np.add.at(col, edges, 1.0)
         return edges
 
