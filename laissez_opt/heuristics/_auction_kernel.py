@@ -497,15 +497,13 @@ def count_live(edge_agent, edge_pool, utility, weights, weighted, present, every
 
 
 @_jit
-def _transpose_rows(row_ptr, cols, vals, col_ptr, n, m):
+def _transpose_rows(row_ptr, cols, vals, col_ptr, n, m, col_rows, col_vals):
     """The compressed rows by column (pools ascending within each row), rows in order within a column.
 
     Near-dense rows are copied in blocks of 64 rows, column by column (each column's
     block lands contiguously: a cache-friendly transpose); sparse ones by one scatter pass.
     """
     live = row_ptr[n]
-    col_rows = np.empty(live, np.int64)
-    col_vals = np.empty(live)
     nxt = col_ptr[:m].copy()
     if 4 * live >= n * m:
         ptr = row_ptr[:n].copy()
@@ -529,20 +527,19 @@ def _transpose_rows(row_ptr, cols, vals, col_ptr, n, m):
                 nxt[c] = q + 1
                 col_rows[q] = i
                 col_vals[q] = vals[k]
-    return col_rows, col_vals
 
 
 @_jit
-def fill_live(edge_agent, edge_pool, utility, weights, weighted, present, everyone, n, m, row_ptr, col_ptr, counts):
+def fill_live(edge_agent, edge_pool, utility, weights, weighted, present, everyone, n, m, row_ptr, col_ptr, counts,
+              cols, vals, col_rows, col_vals):
     """The live edges (see :func:`count_live`, edges ordered by agent, then pool) in compressed rows and
     in the transposed copy (by pool, stable in row order), with :func:`prepare`'s figures.
 
-    Returns ``(cols, vals, col_rows, col_vals, reach, largest, integral, finite)``; the same
-    arrays as gathering the live edges in edge order and sorting their positions stably by pool.
+    Fills ``cols, vals, col_rows, col_vals`` (``row_ptr[n]`` entries each, allocated by the
+    caller: numpy maps large arrays faster) and returns ``(reach, largest, integral, finite)``;
+    the arrays are those of gathering the live edges in edge order and sorting their
+    positions stably by pool.
     """
-    live = row_ptr[n]
-    cols = np.empty(live, np.int64)
-    vals = np.empty(live)
     reach = np.zeros(n, np.int64)
     top = 0.0
     integral = True
@@ -564,21 +561,20 @@ def fill_live(edge_agent, edge_pool, utility, weights, weighted, present, everyo
                 top = a
             if integral and a != np.floor(a):
                 integral = False
-    col_rows, col_vals = _transpose_rows(row_ptr, cols, vals, col_ptr, n, m)
-    return cols, vals, col_rows, col_vals, reach, top, integral, finite
+    _transpose_rows(row_ptr, cols, vals, col_ptr, n, m, col_rows, col_vals)
+    return reach, top, integral, finite
 
 
 @_jit
-def fill_dense(edge_agent, edge_pool, utility, weights, weighted, present, everyone, n, m, counts):
+def fill_dense(edge_agent, edge_pool, utility, weights, weighted, present, everyone, n, m, counts, vals):
     """The round's values as a dense ``n x m`` row-major array, ``-inf`` where no live edge is.
 
     A ``-inf`` entry is never taken and never changes a best or second-best value (every
     comparison in the kernel is strict and starts from ``-inf`` or stay-out's 0), so the
     dense form with ``-inf`` holes gives the auction of the compressed rows exactly.
-    Returns ``(vals, live, reach, largest, integral, finite)``: the number of live edges and
-    :func:`prepare`'s figures over them.
+    Fills ``vals`` (``n m`` entries, allocated by the caller) and returns ``(live, reach,
+    largest, integral, finite)``: the number of live edges and :func:`prepare`'s figures over them.
     """
-    vals = np.empty(n * m)
     if edge_agent.shape[0] != n * m:
         vals[:] = -np.inf
     reach = np.zeros(n, np.int64)
@@ -603,7 +599,7 @@ def fill_dense(edge_agent, edge_pool, utility, weights, weighted, present, every
                 integral = False
         else:
             vals[i * m + c] = -np.inf
-    return vals, live, reach, top, integral, finite
+    return live, reach, top, integral, finite
 
 
 @_jit

@@ -10,7 +10,7 @@
 >>> import numpy as np
 >>> u = np.array([0.2, 0.7, 0.5, 0.1, 0.3, 0.3])
 >>> perm = np.argsort(u.reshape(2, 3), axis=1)
->>> score, tied = descending_rows(u, perm, np.array([1.0, 0.5]), 2, 3)
+>>> score, tied = descending_rows(u, perm, np.array([1.0, 0.5]), 2, 3, np.empty(6))
 >>> perm.tolist(), score.tolist()[3:], int(tied)
 ([[1, 2, 0], [1, 2, 0]], [0.6, 0.6, 0.2], 1)
 """
@@ -41,15 +41,15 @@ def agent_top(edge_agent, utility, n, per_round):
 
 
 @jit
-def descending_rows(u, perm, den, n, m):
+def descending_rows(u, perm, den, n, m, score):
     """Turn the ascending row argsort ``perm`` of ``u`` (row-major ``n m``) into the preference lists, in place.
 
     Each row is reversed (value descending) and every run of equal values is put in
     ascending column order (the stable descending order: ties by pool index); returns
-    the scores ``u[i m + perm[i, k]] / den[i]`` in the same layout and the number of rows
-    with ties.  Each row is read and written while it is in cache.
+    the scores ``u[i m + perm[i, k]] / den[i]`` written into ``score`` (``n m``, same layout)
+    and the number of rows with ties.  Each row is read and written while it is in cache.
+    (Large outputs are allocated by the caller: numpy's allocator maps big arrays faster.)
     """
-    score = np.empty(n * m)
     rows = 0
     for i in range(n):
         base = i * m

@@ -192,8 +192,9 @@ def _kernel():
         edges_in_order(zero, zero, 1)
         for weighted in (0, 1):
             ptrs = kernel.count_live(zero, zero, tiny, tiny, weighted, ones, 1, 1, 1)
-            kernel.fill_live(zero, zero, tiny, tiny, weighted, ones, 1, 1, 1, *ptrs, one[1:])
-            kernel.fill_dense(zero, zero, tiny, tiny, weighted, ones, 1, 1, 1, one[1:])
+            kernel.fill_live(zero, zero, tiny, tiny, weighted, ones, 1, 1, 1, *ptrs, one[1:], zero.copy(), tiny.copy(),
+                             zero.copy(), tiny.copy())
+            kernel.fill_dense(zero, zero, tiny, tiny, weighted, ones, 1, 1, 1, one[1:], tiny.copy())
         kernel.locate_edges(zero, zero, one, zero)
         _LOADED.extend([kernel, time.perf_counter() - t0])
         return kernel, _LOADED[1]
@@ -242,8 +243,10 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor,
     slot_ptr = np.zeros(m + 1, np.int64)
     np.cumsum(counts, out=slot_ptr[1:])
     if dense:
-        # (The kernel makes a transposed copy for the reverse step when devices outnumber persons.)
-        col_ptr, col_rows, col_vals = np.zeros(m + 1, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        # The kernel fills a transposed copy for the reverse step, eight columns at a time on first
+        # use, when devices outnumber persons (its storage allocated here: numpy maps it faster).
+        col_ptr, col_rows = np.zeros(m + 1, np.int64), np.zeros(0, np.int64)
+        col_vals = np.empty(n * m) if int(slot_ptr[m]) > persons else np.zeros(0)
     elif transposed is not None:
         col_ptr, col_rows, col_vals = transposed
     else:
@@ -420,13 +423,16 @@ def _compressed_round(kernel, instance: Instance, r: int, present: np.ndarray, u
     counts = instance.counts
     out = None
     if 2 * instance.n_edges >= n * m:
-        vals, live, *prepared = kernel.fill_dense(*args, counts)
+        vals = np.empty(n * m)
+        live, *prepared = kernel.fill_dense(*args, counts, vals)
         if 2 * live >= n * m:
             out = _run(np.arange(n + 1, dtype=np.int64) * m, None, vals, True, n, m, counts, demands, eps=eps,
                        tol=tol, factor=factor, prepared=prepared)
     if out is None:
         row_ptr, col_ptr = kernel.count_live(*args)
-        cols, vals, col_rows, col_vals, *prepared = kernel.fill_live(*args, row_ptr, col_ptr, counts)
+        live = int(row_ptr[n])
+        cols, vals, col_rows, col_vals = np.empty(live, np.int64), np.empty(live), np.empty(live, np.int64), np.empty(live)
+        prepared = kernel.fill_live(*args, row_ptr, col_ptr, counts, cols, vals, col_rows, col_vals)
         out = _run(row_ptr, cols, vals, False, n, m, counts, demands, eps=eps, tol=tol, factor=factor,
                    prepared=prepared, transposed=(col_ptr, col_rows, col_vals),
                    held_values=lambda pairs: _edge_values(kernel, instance, column, unit_weights, edge_start, pairs))

@@ -431,7 +431,7 @@ def _dense_preferences(u: np.ndarray, norm: np.ndarray | None, den: np.ndarray |
 
     flat = np.ascontiguousarray(u)
     perm = np.argsort(flat.reshape(n, m), axis=1)
-    score, _ = descending_rows(flat, perm, np.ones(n) if den is None else den, n, m)
+    score, _ = descending_rows(flat, perm, np.ones(n) if den is None else den, n, m, np.empty(n * m))
     pool = perm.reshape(-1)
     edges = _DenseEdges(pool, n, m)
     if norm is not None:
