@@ -6,6 +6,8 @@ new one gives the same outcome bit for bit: pairs, prices, welfare, bounds, coun
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -14,6 +16,9 @@ import laissez_opt as lo
 from laissez_opt.heuristics import _auction_kernel as kernel
 from laissez_opt.heuristics._fastpaths import edges_in_order, touched_utilities
 from laissez_opt.heuristics.auction import _compressed_round, _run, solve_auction
+from laissez_opt.heuristics.mtf import (
+    _compiled_round, _denominators, _preferences_from_edges, mtf_round, preferences_from_matrix,
+)
 from laissez_opt.result import edge_utilities
 
 
@@ -120,3 +125,63 @@ def test_edges_in_order_and_touched_utilities(inst, data):
         amounts[e, r] += a
     touched = [np.array([e for e, _, _ in picks], dtype=np.int64)]
     assert touched_utilities(inst, amounts, touched).tolist() == edge_utilities(inst, amounts).tolist()
+
+
+# --------------------------------------------------------------------------- mtf
+
+
+@st.composite
+def rounds(draw):
+    """One MTF round's inputs: preference lists from a matrix with ties and zeros, budgets, thresholds, caps."""
+    n = draw(st.integers(1, 9))
+    m = draw(st.integers(1, 7))
+    scores = np.array(draw(st.lists(st.sampled_from([0.0, 0.2, 0.5, 0.5, 0.9, 1.0]), min_size=n * m, max_size=n * m)))
+    prefs = preferences_from_matrix(scores.reshape(n, m))
+    counts = draw(st.lists(st.integers(0, 4), min_size=m, max_size=m))
+    budgets = draw(st.lists(st.integers(0, 6), min_size=n, max_size=n))
+    taus = draw(st.lists(st.sampled_from([0.0, 0.3, 0.5, 0.95]), min_size=n, max_size=n))
+    active = sorted(draw(st.sets(st.integers(0, n - 1))))
+    demand = draw(st.lists(st.sampled_from([0, 1, 2, 5, sys.maxsize]), min_size=n, max_size=n))
+    weights = draw(st.lists(st.integers(1, 3), min_size=n, max_size=n))
+    turn = draw(st.integers(0, n - 1))
+    return prefs, counts, budgets, taus, active, demand, weights, turn
+
+
+@settings(max_examples=400, deadline=None)
+@given(rounds())
+def test_compiled_round_equals_mtf_round(case):
+    """The compiled token and round-robin phases against the pure-Python round: every field of the outcome."""
+    prefs, counts, budgets, taus, active, demand, weights, turn = case
+    expected = mtf_round(prefs, counts, budgets, taus, active=active, turn=turn, int_weights=weights, demand=demand)
+    arrays = (np.asarray(prefs.pool, dtype=np.int64), np.asarray(prefs.score, dtype=np.float64),
+              np.asarray(prefs.start, dtype=np.int64), np.asarray(prefs.end, dtype=np.int64),
+              np.asarray(counts, dtype=np.int64), np.asarray(demand, dtype=np.int64), np.asarray(active, dtype=np.int64))
+    got = _compiled_round(arrays, budgets, np.asarray(taus, dtype=np.float64), active, turn, weights)
+    assert got == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 25), st.integers(1, 12), st.integers(0, 10**6), st.sampled_from([1, 2, 3]),
+       st.sampled_from(["agent", "round", "none"]))
+def test_dense_lists_and_denominators_equal_the_lexsort_route(n, m, seed, rounds_, normalize):
+    """Every agent on every pool (the dense layout), ties included: lists, scores and denominators as before."""
+    rng = np.random.default_rng(seed)
+    u = rng.integers(1, 5, size=(n, m, rounds_)).astype(float) / 4
+    inst = lo.Instance([lo.Pool(f"p{c}") for c in range(m)], [lo.Agent(f"a{i}") for i in range(n)],
+                       [lo.Edge(f"a{i}", f"p{c}", tuple(u[i, c].tolist())) for i in range(n) for c in range(m)],
+                       rounds=rounds_)
+    den = _denominators(inst, normalize)
+    top = np.zeros((n, rounds_))
+    np.maximum.at(top, inst.edge_agent, inst.edge_utility)
+    top = top.max(axis=1, keepdims=True) if normalize == "agent" else top
+    expected = np.ones((n, 1)) if normalize == "none" else np.where(top > 0, top * (1.0 + 1e-9), 1.0)
+    assert den.tolist() == expected.tolist()
+    for r in range(rounds_):
+        d = den[:, min(r, den.shape[1] - 1)]
+        prefs = _preferences_from_edges(inst, r, None, np.ones(n, dtype=bool), den=d)
+        col = inst.edge_utility[:, r]
+        order = np.lexsort((inst.edge_pool, -col, inst.edge_agent))
+        assert list(prefs.edge) == order.tolist()
+        assert list(prefs.pool) == inst.edge_pool[order].tolist()
+        assert list(prefs.score) == (col / d[inst.edge_agent])[order].tolist()
+        assert prefs.owner.tolist() == inst.edge_agent[order].tolist()

@@ -91,6 +91,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
+from ..jit import HAVE_NUMBA
 from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ..result import Result, allocation_records
@@ -654,6 +655,52 @@ def mtf_round(
     )
 
 
+def _compiled_round(arrays, budgets: list[int], thresholds: np.ndarray, active: list[int], turn: int,
+                    int_weights: Sequence[int]) -> RoundOutcome:
+    """:func:`mtf_round` with its two phases compiled (:mod:`~laissez_opt.heuristics._mtf_kernel`), the same outcome.
+
+    The token phase and the round-robin phase run as compiled loops over the arrays of
+    the round's lists; the redistribution between them stays in exact integer Python
+    (:func:`apportion`).  Unlike :func:`mtf_round` the compiled loops do not look at the
+    time limit between devices (the whole round is then a few milliseconds per 10^5 devices).
+    """
+    from ._mtf_kernel import round_robin, token_phase
+
+    pool, score, start, end, counts, demand, active_arr = arrays
+    rem = counts.copy()
+    left = int(rem.sum())
+    ptr = start.copy()
+    cap = demand.copy()
+    budget_arr = np.asarray(budgets, dtype=np.int64)
+    picks_agent, picks_pos, count, spent_arr, left, visits, steps = token_phase(
+        pool, score, ptr, end, rem, left, cap, budget_arr, thresholds, active_arr)
+    n_token = int(count)
+    spent = spent_arr.tolist()
+    shares = [0] * len(budgets)
+    for i, share in apportion(n_token, int_weights, active).items():
+        shares[i] = share
+    budgets = list(budgets)
+    for i in active:
+        budgets[i] += shares[i] - spent[i]
+    turn_start = turn
+    picks_agent, picks_pos, count, turn, left, more = round_robin(
+        pool, ptr, end, rem, left, cap, active_arr, turn, len(budgets), picks_agent, picks_pos, count)
+    return RoundOutcome(
+        picks_agent=picks_agent[:count].tolist(),
+        picks_pos=picks_pos[:count].tolist(),
+        n_token=n_token,
+        budgets=budgets,
+        spent=spent,
+        shares=shares,
+        pooled=n_token,
+        turn=int(turn),
+        turn_start=turn_start,
+        unallocated=int(left),
+        visits=int(visits),
+        steps=int(steps + more),
+    )
+
+
 # --------------------------------------------------------------------------- the method
 
 
@@ -671,9 +718,14 @@ def _denominators(instance: Instance, mode: str) -> np.ndarray:
     """
     if mode == "none":
         return np.ones((instance.n_agents, 1))
-    from ._mtf_kernel import agent_top
+    n, m, rounds = instance.n_agents, instance.n_pools, instance.rounds
+    if n and m and _dense_in_order(instance):  # every pair, in order: row maxima of the n x m x R table
+        table = instance.edge_utility.reshape(n, m, rounds)
+        top = np.maximum(table.max(axis=1) if mode == "round" else table.max(axis=(1, 2))[:, None], 0.0)
+    else:
+        from ._mtf_kernel import agent_top
 
-    top = agent_top(instance.edge_agent, instance.edge_utility, instance.n_agents, 1 if mode == "round" else 0)
+        top = agent_top(instance.edge_agent, instance.edge_utility, n, 1 if mode == "round" else 0)
     return np.where(top > 0, top * (1.0 + 1e-9), 1.0)
 
 
@@ -723,10 +775,32 @@ class _Setup:
         self.active = [np.nonzero(present[r])[0].tolist() for r in range(rounds)]
 
     def run(self, r: int, budgets: list[int], turn: int, taus) -> RoundOutcome:
+        arrays = self._arrays(r)
+        if arrays is not None and max(budgets, default=0) < 2**62:
+            try:
+                thresholds = np.asarray(taus, dtype=np.float64)
+            except (TypeError, ValueError):
+                thresholds = None
+            if thresholds is not None and thresholds.shape == (len(budgets),):
+                return _compiled_round(arrays, budgets, thresholds, self.active[r], turn, self.ints)
         return mtf_round(
             self.prefs[r], self.counts, budgets, taus,
             active=self.active[r], turn=turn, int_weights=self.ints, demand=self.demand,
         )
+
+    def _arrays(self, r: int):
+        """Round ``r``'s lists and caps as int64/float64 arrays for the compiled round (None: not applicable)."""
+        cache = self.__dict__.setdefault("_cache", {})
+        if r not in cache:
+            prefs = self.prefs[r]
+            if not HAVE_NUMBA or sum(self.counts) >= 2**62:
+                cache[r] = None
+            else:
+                cache[r] = (np.asarray(prefs.pool, dtype=np.int64), np.asarray(prefs.score, dtype=np.float64),
+                            np.asarray(prefs.start, dtype=np.int64), np.asarray(prefs.end, dtype=np.int64),
+                            np.asarray(self.counts, dtype=np.int64), np.asarray(self.demand, dtype=np.int64),
+                            np.asarray(self.active[r], dtype=np.int64))
+        return cache[r]
 
     def context(self, r: int, budgets: list[int], turn: int) -> RoundContext:
         ctx = RoundContext(
