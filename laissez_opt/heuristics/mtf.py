@@ -339,7 +339,7 @@ def preferences_from_matrix(scores: np.ndarray) -> Preferences:
 
 
 def _preferences_from_edges(instance: Instance, r: int, norm: np.ndarray | None, active: np.ndarray, *,
-                            den: np.ndarray | None = None) -> Preferences:
+                            den: np.ndarray | None = None, dense: bool | None = None) -> Preferences:
     """Round ``r``'s preference lists from the instance's edges.
 
     Scores: ``norm`` (``u~`` per edge), or, when it is None, ``u_e / den[agent(e)]`` (``den``:
@@ -354,12 +354,13 @@ def _preferences_from_edges(instance: Instance, r: int, norm: np.ndarray | None,
     list, padding ``+inf`` sorting last), which keeps the pool order of ties; otherwise
     (or when the table would be much larger than the edges) from one ``np.lexsort`` by
     (agent, utility descending, pool).  All give the same order.  The arrays are exposed
-    as memoryviews (no per-entry Python objects).
+    as memoryviews (no per-entry Python objects).  ``dense``: whether the edges are every
+    pair in order (:func:`_dense_in_order`), when the caller knows.
     """
     u = instance.edge_utility[:, r]
     agent = instance.edge_agent
     n, m = instance.n_agents, instance.n_pools
-    if u.size == n * m and active.all() and u.min() > 0 and _dense_in_order(instance):
+    if u.size == n * m and active.all() and u.min() > 0 and (_dense_in_order(instance) if dense is None else dense):
         return _dense_preferences(u, norm, den, n, m)
     idx = np.flatnonzero((u > 0) & active[agent])
     order = _row_sorted(instance, idx, u)
@@ -710,16 +711,17 @@ def _int_option(value, name: str, *, minimum: int = 0) -> int:
     return int(value)
 
 
-def _denominators(instance: Instance, mode: str) -> np.ndarray:
+def _denominators(instance: Instance, mode: str, dense: bool | None = None) -> np.ndarray:
     """``M_i (1 + 1e-9)`` per agent, shape ``(n, 1)`` (or ``(n, R)`` per round for ``"round"``); 1 where ``M_i = 0``.
 
     ``M_i`` is the agent's largest utility over its edges and rounds (``"agent"``) or over
-    the edges of the round (``"round"``), at least 0; ``"none"``: 1 everywhere.
+    the edges of the round (``"round"``), at least 0; ``"none"``: 1 everywhere.  ``dense``:
+    whether :func:`_dense_in_order` holds, when the caller knows.
     """
     if mode == "none":
         return np.ones((instance.n_agents, 1))
     n, m, rounds = instance.n_agents, instance.n_pools, instance.rounds
-    if n and m and _dense_in_order(instance):  # every pair, in order: row maxima of the n x m x R table
+    if n and m and (_dense_in_order(instance) if dense is None else dense):  # every pair, in order: row maxima
         table = instance.edge_utility.reshape(n, m, rounds)
         top = np.maximum(table.max(axis=1) if mode == "round" else table.max(axis=(1, 2))[:, None], 0.0)
     else:
@@ -768,10 +770,11 @@ class _Setup:
         self.demand = [_UNBOUNDED if a.demand is None else int(a.demand) for a in instance.agents]
         arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
         last = instance.last_rounds
-        den = _denominators(instance, normalize)
+        dense = _dense_in_order(instance)
+        den = _denominators(instance, normalize, dense)
         present = [(arrival <= r) & (r <= last) for r in range(rounds)]
-        self.prefs = [_preferences_from_edges(instance, r, None, present[r], den=den[:, min(r, den.shape[1] - 1)])
-                      for r in range(rounds)]
+        self.prefs = [_preferences_from_edges(instance, r, None, present[r], den=den[:, min(r, den.shape[1] - 1)],
+                                              dense=dense) for r in range(rounds)]
         self.active = [np.nonzero(present[r])[0].tolist() for r in range(rounds)]
 
     def run(self, r: int, budgets: list[int], turn: int, taus) -> RoundOutcome:
