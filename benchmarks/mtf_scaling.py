@@ -34,7 +34,7 @@ first call (the instance's array views built from the records).  The parts of
 ``records`` (the allocation records) and ``metrics`` (welfare and sharing figures);
 ``own = lo.solve - verify - records - metrics``.  Ratios are against the row sort of
 the same run (medians of ``--public-repeat`` alternating runs, at least 3).
-``--public-only`` runs this table alone.
+``--public-only`` runs this table alone (results in ``mtf_public.{json,md}``).
 
 A further table runs ``lo.solve(..., "mtf")`` end to end on a thesis-scale instance (20
 agents, 40 single-device pools, ``--thesis-rounds`` rounds of fresh utilities) with
@@ -272,6 +272,8 @@ def markdown(rows: list[dict], thesis: list[dict], meta: dict, public: list[dict
         "| agents | pools | devices | tau | sort (s) | prefs (s) | allocate (s) | round (s) | ratio | us/device | visits | pointer moves | token / RR / idle |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
+    if not rows:
+        del lines[-3:]  # a public-only run: no per-round table
     for r in rows:
         lines.append(
             f"| {r['agents']} | {r['pools']} | {r['devices']} | {r['tau']:.1f} | {r['sort_s']:.4g} | {r['prefs_s']:.4g} | "
@@ -354,8 +356,9 @@ def main(argv=None) -> int:
               f"{worst['ratio']:.2f} ({verdict} the target {TARGET:g})")
     out = Path(args.out)
     payload = {"meta": meta, "target": TARGET, "sizes": rows, "public_path": public, "thesis_scale": thesis}
-    write_report(out / "mtf_scaling.json", json.dumps(payload, indent=2) + "\n")
-    write_report(out / "mtf_scaling.md", markdown(rows, thesis, meta, public))
+    stem = "mtf_public" if args.public_only else "mtf_scaling"  # a public-only run keeps the full report
+    write_report(out / f"{stem}.json", json.dumps(payload, indent=2) + "\n")
+    write_report(out / f"{stem}.md", markdown(rows, thesis, meta, public))
     return 0
 
 
