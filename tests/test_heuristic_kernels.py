@@ -185,3 +185,37 @@ def test_dense_lists_and_denominators_equal_the_lexsort_route(n, m, seed, rounds
         assert list(prefs.pool) == inst.edge_pool[order].tolist()
         assert list(prefs.score) == (col / d[inst.edge_agent])[order].tolist()
         assert prefs.owner.tolist() == inst.edge_agent[order].tolist()
+
+
+@settings(max_examples=120, deadline=None)
+@given(instances(), st.sampled_from(["fixed:0", "fixed:0.5", "hedge"]), st.sampled_from(["agent", "round", "none"]))
+def test_mtf_numpy_route_equals_the_compiled_route(inst, threshold, normalize):
+    """Small runs before numba is loaded take numpy routes: the same result as the compiled passes."""
+    import laissez_opt.heuristics.mtf as mtf
+
+    compiled = mtf.solve_mtf(inst, threshold=threshold, normalize=normalize)
+    original = mtf.use_compiled
+    mtf.use_compiled = lambda instance: False
+    try:
+        plain = mtf.solve_mtf(inst, threshold=threshold, normalize=normalize)
+    finally:
+        mtf.use_compiled = original
+    assert np.array_equal(compiled.amounts, plain.amounts)
+    assert compiled.details == plain.details and compiled.utilities == plain.utilities
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 20), st.integers(1, 10), st.integers(0, 10**6))
+def test_dense_lists_numpy_and_compiled(n, m, seed):
+    rng = np.random.default_rng(seed)
+    u = rng.integers(1, 4, size=(n, m)).astype(float) / 2
+    inst = lo.Instance([lo.Pool(f"p{c}") for c in range(m)], [lo.Agent(f"a{i}") for i in range(n)],
+                       [lo.Edge(f"a{i}", f"p{c}", float(u[i, c])) for i in range(n) for c in range(m)])
+    den = rng.random(n) + 0.5
+    a = _preferences_from_edges(inst, 0, None, np.ones(n, dtype=bool), den=den, compiled=True)
+    b = _preferences_from_edges(inst, 0, None, np.ones(n, dtype=bool), den=den, compiled=False)
+    assert list(a.pool) == list(b.pool) and list(a.score) == list(b.score) and list(a.edge) == list(b.edge)
+    keys = inst.edge_agent * m + inst.edge_pool
+    for compiled in (True, False):
+        assert edges_in_order(inst.edge_agent[::-1], inst.edge_pool[::-1], m, compiled=compiled) == (inst.n_edges < 2)
+        assert edges_in_order(inst.edge_agent, inst.edge_pool, m, compiled=compiled) == bool(np.all(keys[1:] > keys[:-1]))

@@ -21,7 +21,19 @@ import numpy as np
 
 from ..jit import jit
 
-__all__ = ["agent_top", "descending_rows", "token_phase", "round_robin"]
+__all__ = ["agent_top", "descending_rows", "keys_increasing", "token_phase", "round_robin"]
+
+
+@jit
+def keys_increasing(edge_agent, edge_pool, m):
+    """Whether ``edge_agent[e] * m + edge_pool[e]`` strictly increases over the edges (one pass)."""
+    prev = -1
+    for e in range(edge_agent.shape[0]):
+        key = edge_agent[e] * m + edge_pool[e]
+        if key <= prev:
+            return False
+        prev = key
+    return True
 
 
 @jit

@@ -334,7 +334,6 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
     unit_weights = bool(np.all(weights == 1.0))
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
     deadline = instance.last_rounds
-    counts = instance.counts
     demands = instance.effective_demands
     kernel, _ = _kernel()
     # Edges ordered by agent, then pool (as files and generators leave them) need no sort to be found.
@@ -431,7 +430,8 @@ def _compressed_round(kernel, instance: Instance, r: int, present: np.ndarray, u
     if out is None:
         row_ptr, col_ptr = kernel.count_live(*args)
         live = int(row_ptr[n])
-        cols, vals, col_rows, col_vals = np.empty(live, np.int64), np.empty(live), np.empty(live, np.int64), np.empty(live)
+        cols, col_rows = np.empty(live, np.int64), np.empty(live, np.int64)
+        vals, col_vals = np.empty(live), np.empty(live)
         prepared = kernel.fill_live(*args, row_ptr, col_ptr, counts, cols, vals, col_rows, col_vals)
         out = _run(row_ptr, cols, vals, False, n, m, counts, demands, eps=eps, tol=tol, factor=factor,
                    prepared=prepared, transposed=(col_ptr, col_rows, col_vals),

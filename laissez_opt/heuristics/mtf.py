@@ -91,11 +91,10 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..jit import HAVE_NUMBA
 from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ..result import Result, allocation_records
-from ._fastpaths import edges_in_order, touched_utilities
+from ._fastpaths import edges_in_order, touched_utilities, use_compiled
 from ._baseline_common import agent_of, heuristic_size, read_state, state_option
 from .thresholds import GRID, ThresholdPolicy, make_policy
 
@@ -339,7 +338,8 @@ def preferences_from_matrix(scores: np.ndarray) -> Preferences:
 
 
 def _preferences_from_edges(instance: Instance, r: int, norm: np.ndarray | None, active: np.ndarray, *,
-                            den: np.ndarray | None = None, dense: bool | None = None) -> Preferences:
+                            den: np.ndarray | None = None, dense: bool | None = None,
+                            compiled: bool | None = None) -> Preferences:
     """Round ``r``'s preference lists from the instance's edges.
 
     Scores: ``norm`` (``u~`` per edge), or, when it is None, ``u_e / den[agent(e)]`` (``den``:
@@ -355,13 +355,15 @@ def _preferences_from_edges(instance: Instance, r: int, norm: np.ndarray | None,
     (or when the table would be much larger than the edges) from one ``np.lexsort`` by
     (agent, utility descending, pool).  All give the same order.  The arrays are exposed
     as memoryviews (no per-entry Python objects).  ``dense``: whether the edges are every
-    pair in order (:func:`_dense_in_order`), when the caller knows.
+    pair in order (:func:`_dense_in_order`), when the caller knows; ``compiled``: whether to
+    use the compiled pass (default :func:`~laissez_opt.heuristics._fastpaths.use_compiled`;
+    otherwise a stable numpy row sort of the negated table, the same lists).
     """
     u = instance.edge_utility[:, r]
     agent = instance.edge_agent
     n, m = instance.n_agents, instance.n_pools
     if u.size == n * m and active.all() and u.min() > 0 and (_dense_in_order(instance) if dense is None else dense):
-        return _dense_preferences(u, norm, den, n, m)
+        return _dense_preferences(u, norm, den, n, m, use_compiled(instance) if compiled is None else compiled)
     idx = np.flatnonzero((u > 0) & active[agent])
     order = _row_sorted(instance, idx, u)
     if order is None:
@@ -421,7 +423,8 @@ def _edges_at(prefs: Preferences, positions) -> np.ndarray:
     return np.asarray(prefs.edge)[np.asarray(positions, dtype=np.int64)]
 
 
-def _dense_preferences(u: np.ndarray, norm: np.ndarray | None, den: np.ndarray | None, n: int, m: int) -> Preferences:
+def _dense_preferences(u: np.ndarray, norm: np.ndarray | None, den: np.ndarray | None, n: int, m: int,
+                       compiled: bool = True) -> Preferences:
     """The lists when every agent is on every pool, edges in (agent, pool) order, all wanted.
 
     One ascending row argsort of the ``n x m`` table, turned in place into the lists
@@ -429,11 +432,16 @@ def _dense_preferences(u: np.ndarray, norm: np.ndarray | None, den: np.ndarray |
     equal values by pool), which gives the scores in the same pass; a position's edge
     is computed when asked for.
     """
-    from ._mtf_kernel import descending_rows
-
     flat = np.ascontiguousarray(u)
-    perm = np.argsort(flat.reshape(n, m), axis=1)
-    score, _ = descending_rows(flat, perm, np.ones(n) if den is None else den, n, m, np.empty(n * m))
+    if compiled:
+        from ._mtf_kernel import descending_rows
+
+        perm = np.argsort(flat.reshape(n, m), axis=1)
+        score, _ = descending_rows(flat, perm, np.ones(n) if den is None else den, n, m, np.empty(n * m))
+    else:  # small runs: numpy only (no numba import)
+        table = flat.reshape(n, m)
+        perm = _stable_row_argsort(-table)
+        score = (np.take_along_axis(table, perm, axis=1) / (np.ones(n) if den is None else den)[:, None]).reshape(-1)
     pool = perm.reshape(-1)
     edges = _DenseEdges(pool, n, m)
     if norm is not None:
@@ -452,7 +460,8 @@ def _dense_preferences(u: np.ndarray, norm: np.ndarray | None, den: np.ndarray |
 def _dense_in_order(instance: Instance) -> bool:
     """Whether edge ``e`` is agent ``e // m`` on pool ``e % m`` (every pair, in order)."""
     n, m = instance.n_agents, instance.n_pools
-    return instance.n_edges == n * m and bool(edges_in_order(instance.edge_agent, instance.edge_pool, m))
+    return instance.n_edges == n * m and edges_in_order(instance.edge_agent, instance.edge_pool, m,
+                                                        compiled=use_compiled(instance))
 
 
 def _row_sorted(instance: Instance, idx: np.ndarray, u: np.ndarray) -> np.ndarray | None:
@@ -724,10 +733,14 @@ def _denominators(instance: Instance, mode: str, dense: bool | None = None) -> n
     if n and m and (_dense_in_order(instance) if dense is None else dense):  # every pair, in order: row maxima
         table = instance.edge_utility.reshape(n, m, rounds)
         top = np.maximum(table.max(axis=1) if mode == "round" else table.max(axis=(1, 2))[:, None], 0.0)
-    else:
+    elif use_compiled(instance):
         from ._mtf_kernel import agent_top
 
         top = agent_top(instance.edge_agent, instance.edge_utility, n, 1 if mode == "round" else 0)
+    else:
+        u, agent = instance.edge_utility, instance.edge_agent
+        top = np.zeros((n, rounds if mode == "round" else 1))
+        np.maximum.at(top, agent, u if mode == "round" else (u.max(axis=1) if u.size else np.zeros(0))[:, None])
     return np.where(top > 0, top * (1.0 + 1e-9), 1.0)
 
 
@@ -770,11 +783,12 @@ class _Setup:
         self.demand = [_UNBOUNDED if a.demand is None else int(a.demand) for a in instance.agents]
         arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
         last = instance.last_rounds
+        self.compiled = use_compiled(instance)
         dense = _dense_in_order(instance)
         den = _denominators(instance, normalize, dense)
         present = [(arrival <= r) & (r <= last) for r in range(rounds)]
         self.prefs = [_preferences_from_edges(instance, r, None, present[r], den=den[:, min(r, den.shape[1] - 1)],
-                                              dense=dense) for r in range(rounds)]
+                                              dense=dense, compiled=self.compiled) for r in range(rounds)]
         self.active = [np.nonzero(present[r])[0].tolist() for r in range(rounds)]
 
     def run(self, r: int, budgets: list[int], turn: int, taus) -> RoundOutcome:
@@ -796,7 +810,7 @@ class _Setup:
         cache = self.__dict__.setdefault("_cache", {})
         if r not in cache:
             prefs = self.prefs[r]
-            if not HAVE_NUMBA or sum(self.counts) >= 2**62:
+            if not self.compiled or sum(self.counts) >= 2**62:
                 cache[r] = None
             else:
                 cache[r] = (np.asarray(prefs.pool, dtype=np.int64), np.asarray(prefs.score, dtype=np.float64),
