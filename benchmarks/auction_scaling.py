@@ -25,8 +25,12 @@ single-device pools, integer utilities 0..1000).
 Table 3 (the public path, ``--public``): ``lo.solve(inst, "auction")`` (verifier
 included) on a dense ``n x 2n`` assignment instance built from records, against
 ``linear_sum_assignment`` on the same values in the same run (medians of 3
-alternating runs); ``cold`` is the first call on the new instance (its array views
-built from the records), ``verify`` the independent check alone.
+alternating runs; ``--repeat`` runs when more than 3); ``cold`` is the first call on the
+new instance (its array views built from the records).  The parts ``lo.solve`` spends
+outside the method are timed on the same result: ``verify`` (the independent check),
+``records`` (the allocation records) and ``metrics`` (the welfare and sharing figures);
+``own = lo.solve - verify - records - metrics`` is the method's path.  ``--public-only``
+runs this table alone (results in ``auction_public.{json,md}``).
 
 Compilation: the first call on a machine compiles the kernel (``cache=True`` stores it
 on disk); the script measures a cold compile and a cached first call in fresh
@@ -187,28 +191,41 @@ def end_to_end_row(size: str, repeat: int) -> dict:
 
 
 def public_row(n: int, m: int, repeat: int) -> dict:
-    """``lo.solve(inst, "auction")`` on a record-built assignment instance against scipy (module docstring)."""
+    """``lo.solve(inst, "auction")`` on a record-built assignment instance against scipy (module docstring).
+
+    Besides the whole call, the parts ``lo.solve`` spends outside the method are timed on
+    the same result: the verifier, the allocation records (``allocation_records``) and the
+    welfare/sharing figures (``basic_metrics``); ``own`` is what is left, the method's path.
+    """
     import statistics
 
+    from laissez_opt.analysis.metrics import basic_metrics
     from laissez_opt.analysis.verify import verify
+    from laissez_opt.result import allocation_records
 
     inst = _assignment_instance(n, m, SEED)
     values = np.random.default_rng(SEED).integers(0, 1001, size=(n, m)).astype(float)  # the instance's utilities
     gc.collect()
     cold, res = _timed(lambda: lo.solve(inst, "auction"))
-    scipy_s, solve_s, verify_s = [], [], []
+    scipy_s, solve_s, verify_s, records_s, metrics_s = [], [], [], [], []
     for _ in range(repeat):
         t, (rows, cols) = _timed(lambda: linear_sum_assignment(values, maximize=True))
         scipy_s.append(t)
         t, res = _timed(lambda: lo.solve(inst, "auction"))
         solve_s.append(t)
         verify_s.append(_timed(lambda: verify(inst, res))[0])
+        records_s.append(_timed(lambda: allocation_records(inst, res.amounts))[0])
+        utilities = np.array([res.utilities[a.id] for a in inst.agents])
+        metrics_s.append(_timed(lambda: basic_metrics(inst, utilities))[0])
     optimum = float(values[rows, cols].sum())
     med = statistics.median
+    outside = med(verify_s) + med(records_s) + med(metrics_s)
     return {
         "agents": n, "pools": m, "edges": inst.n_edges, "repeat": repeat, "scipy_s": med(scipy_s),
-        "solve_s": med(solve_s), "solve_cold_s": cold, "verify_s": med(verify_s),
+        "solve_s": med(solve_s), "solve_cold_s": cold, "verify_s": med(verify_s), "records_s": med(records_s),
+        "metrics_s": med(metrics_s), "own_s": med(solve_s) - outside,
         "kernel_s": res.timing["solve_s"], "ratio": med(solve_s) / med(scipy_s), "cold_ratio": cold / med(scipy_s),
+        "outside_ratio": outside / med(scipy_s), "own_ratio": (med(solve_s) - outside) / med(scipy_s),
         "gap": (optimum - res.objective) / optimum,
     }
 
@@ -223,6 +240,8 @@ def markdown(rows: list[dict], e2e: list[dict], compile_info: dict, meta: dict, 
         "| n | m | values | scipy (s) | auction (s) | kernel (s) | ratio | gap | certified bound gap | proven optimal | phases | bids | reverse steps |",
         "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
     ]
+    if not rows:
+        del lines[-3:]  # a public-only run: no Table 1
     for r in rows:
         lines.append(
             f"| {r['n']} | {r['m']} | {r['values']} | {r['scipy_s']:.4g} | {r['auction_s']:.4g} | {r['kernel_s']:.4g} | "
@@ -238,6 +257,8 @@ def markdown(rows: list[dict], e2e: list[dict], compile_info: dict, meta: dict, 
         "| auction / HiGHS | auction / OR-Tools | gap | certified bound gap | proven optimal |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
+    if not e2e:
+        del lines[-5:]  # no Table 2
     for r in e2e:
         lines.append(
             f"| {r['size']} | {r['devices']} | {r['edges']} | {r['persons']} | {r['welfare_highs_s']:.4g} | "
@@ -251,14 +272,15 @@ def markdown(rows: list[dict], e2e: list[dict], compile_info: dict, meta: dict, 
             "records, against `linear_sum_assignment` on the same values (medians of alternating runs; `cold` is the "
             "first call on the instance):",
             "",
-            "| n | m | edges | scipy (s) | lo.solve (s) | lo.solve / scipy | kernel (s) | verify (s) | cold lo.solve (s) "
-            "| cold / scipy | gap |",
-            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "| n | m | edges | scipy (s) | lo.solve (s) | lo.solve / scipy | kernel (s) | verify (s) | records (s) "
+            "| metrics (s) | (verify + records + metrics) / scipy | own / scipy | cold lo.solve (s) | cold / scipy | gap |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for r in public:
             lines.append(
                 f"| {r['agents']} | {r['pools']} | {r['edges']:,} | {r['scipy_s']:.4f} | {r['solve_s']:.4f} | "
-                f"{r['ratio']:.1f} | {r['kernel_s']:.4f} | {r['verify_s']:.4f} | {r['solve_cold_s']:.3f} | "
+                f"{r['ratio']:.1f} | {r['kernel_s']:.4f} | {r['verify_s']:.4f} | {r['records_s']:.4f} | "
+                f"{r['metrics_s']:.4f} | {r['outside_ratio']:.1f} | {r['own_ratio']:.1f} | {r['solve_cold_s']:.3f} | "
                 f"{r['cold_ratio']:.1f} | {r['gap']:.1e} |"
             )
     if compile_info:
@@ -280,10 +302,14 @@ def main(argv=None) -> int:
     parser.add_argument("--skip-compile", action="store_true", help="do not measure compilation in fresh processes")
     parser.add_argument("--public", default=None,
                         help=f"NxM sizes of the public-path table (default {PUBLIC}; 'none' skips it)")
+    parser.add_argument("--public-only", action="store_true",
+                        help="only the public-path table (no Tables 1 and 2, no compile timing)")
     parser.add_argument("--out", default=str(HERE / "results"), help="output directory")
     args = parser.parse_args(argv)
     sizes = [int(v) for v in (args.sizes or (QUICK_SIZES if args.quick else SIZES)).split(",")]
     e2e_sizes = (args.e2e or (QUICK_E2E if args.quick else E2E)).split(",")
+    if args.public_only:
+        sizes, e2e_sizes, args.skip_compile = [], [], True
     repeat = args.repeat or (2 if args.quick else 3)
     meta = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
@@ -321,14 +347,17 @@ def main(argv=None) -> int:
     public_sizes = args.public or (QUICK_PUBLIC if args.quick else PUBLIC)
     for size in ([] if public_sizes == "none" else public_sizes.split(",")):
         n, m = (int(v) for v in size.split("x"))
-        r = public_row(n, m, 3)
+        r = public_row(n, m, max(3, repeat))
         public.append(r)
         print(f"public path {size}: scipy {r['scipy_s']:.4f} s, lo.solve {r['solve_s']:.4f} s ({r['ratio']:.1f}x; "
-              f"verify {r['verify_s']:.4f} s), cold {r['solve_cold_s']:.3f} s ({r['cold_ratio']:.1f}x)", flush=True)
+              f"verify {r['verify_s']:.4f} s, records {r['records_s']:.4f} s, metrics {r['metrics_s']:.4f} s: "
+              f"{r['outside_ratio']:.1f}x; own {r['own_ratio']:.1f}x), cold {r['solve_cold_s']:.3f} s "
+              f"({r['cold_ratio']:.1f}x)", flush=True)
     out = Path(args.out)
     payload = {"meta": meta, "compile": compile_info, "assignment": rows, "end_to_end": e2e, "public_path": public}
-    write_report(out / "auction_scaling.json", json.dumps(payload, indent=2) + "\n")
-    write_report(out / "auction_scaling.md", markdown(rows, e2e, compile_info, meta, public))
+    stem = "auction_public" if args.public_only else "auction_scaling"  # a public-only run keeps the full report
+    write_report(out / f"{stem}.json", json.dumps(payload, indent=2) + "\n")
+    write_report(out / f"{stem}.md", markdown(rows, e2e, compile_info, meta, public))
     bad = [r for r in rows if r["gap"] < -1e-9 or r["bound_gap"] < -1e-12]
     return 1 if bad else 0
 

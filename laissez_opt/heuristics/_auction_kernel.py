@@ -43,7 +43,10 @@ import numpy as np
 from ..jit import HAVE_NUMBA, jit as _jit
 
 
-__all__ = ["HAVE_NUMBA", "forward_reverse_auction", "prepare"]
+__all__ = [
+    "HAVE_NUMBA", "forward_reverse_auction", "prepare", "count_live", "fill_live", "fill_dense",
+    "locate_edges",
+]
 
 STAY_OUT = -2
 UNASSIGNED = -1
@@ -468,3 +471,154 @@ def forward_reverse_auction(row_ptr, cols, vals, dense, m, col_ptr, col_rows, co
                 best = net
         best_net[i] = best
     return unit_slot, slot_pool, pool_price, best_net, stats
+
+
+@_jit
+def count_live(edge_agent, edge_pool, utility, weights, weighted, present, everyone, n, m):
+    """Per agent and per pool, the live edges of one round: ``a_e = w_i u_e > 0`` and agent ``i`` present.
+
+    ``utility`` is the round's column of the edge utilities (any stride); ``weighted == 0``:
+    every weight is 1 and ``a_e = u_e`` (no product); ``everyone``: every agent present.
+    Returns ``(row_ptr, col_ptr)``, the prefix sums of the counts.
+    """
+    row_ptr = np.zeros(n + 1, np.int64)
+    col_ptr = np.zeros(m + 1, np.int64)
+    for e in range(edge_agent.shape[0]):
+        i = edge_agent[e]
+        a = utility[e] * weights[i] if weighted == 1 else utility[e]
+        if a > 0.0 and (everyone == 1 or present[i]):
+            row_ptr[i + 1] += 1
+            col_ptr[edge_pool[e] + 1] += 1
+    for i in range(n):
+        row_ptr[i + 1] += row_ptr[i]
+    for c in range(m):
+        col_ptr[c + 1] += col_ptr[c]
+    return row_ptr, col_ptr
+
+
+@_jit
+def _transpose_rows(row_ptr, cols, vals, col_ptr, n, m, col_rows, col_vals):
+    """The compressed rows by column (pools ascending within each row), rows in order within a column.
+
+    Near-dense rows are copied in blocks of 64 rows, column by column (each column's
+    block lands contiguously: a cache-friendly transpose); sparse ones by one scatter pass.
+    """
+    live = row_ptr[n]
+    nxt = col_ptr[:m].copy()
+    if 4 * live >= n * m:
+        ptr = row_ptr[:n].copy()
+        for b0 in range(0, n, 64):
+            b1 = min(b0 + 64, n)
+            for c in range(m):
+                q = nxt[c]
+                for i in range(b0, b1):
+                    k = ptr[i]
+                    if k < row_ptr[i + 1] and cols[k] == c:
+                        col_rows[q] = i
+                        col_vals[q] = vals[k]
+                        q += 1
+                        ptr[i] = k + 1
+                nxt[c] = q
+    else:
+        for i in range(n):
+            for k in range(row_ptr[i], row_ptr[i + 1]):
+                c = cols[k]
+                q = nxt[c]
+                nxt[c] = q + 1
+                col_rows[q] = i
+                col_vals[q] = vals[k]
+
+
+@_jit
+def fill_live(edge_agent, edge_pool, utility, weights, weighted, present, everyone, n, m, row_ptr, col_ptr, counts,
+              cols, vals, col_rows, col_vals):
+    """The live edges (see :func:`count_live`, edges ordered by agent, then pool) in compressed rows and
+    in the transposed copy (by pool, stable in row order), with :func:`prepare`'s figures.
+
+    Fills ``cols, vals, col_rows, col_vals`` (``row_ptr[n]`` entries each, allocated by the
+    caller: numpy maps large arrays faster) and returns ``(reach, largest, integral, finite)``;
+    the arrays are those of gathering the live edges in edge order and sorting their
+    positions stably by pool.
+    """
+    reach = np.zeros(n, np.int64)
+    top = 0.0
+    integral = True
+    finite = True
+    k = 0
+    for e in range(edge_agent.shape[0]):
+        i = edge_agent[e]
+        a = utility[e] * weights[i] if weighted == 1 else utility[e]
+        if a > 0.0 and (everyone == 1 or present[i]):
+            c = edge_pool[e]
+            cols[k] = c
+            vals[k] = a
+            k += 1
+            if not np.isfinite(a):
+                finite = False
+                continue
+            reach[i] += counts[c]
+            if a > top:
+                top = a
+            if integral and a != np.floor(a):
+                integral = False
+    _transpose_rows(row_ptr, cols, vals, col_ptr, n, m, col_rows, col_vals)
+    return reach, top, integral, finite
+
+
+@_jit
+def fill_dense(edge_agent, edge_pool, utility, weights, weighted, present, everyone, n, m, counts, vals):
+    """The round's values as a dense ``n x m`` row-major array, ``-inf`` where no live edge is.
+
+    A ``-inf`` entry is never taken and never changes a best or second-best value (every
+    comparison in the kernel is strict and starts from ``-inf`` or stay-out's 0), so the
+    dense form with ``-inf`` holes gives the auction of the compressed rows exactly.
+    Fills ``vals`` (``n m`` entries, allocated by the caller) and returns ``(live, reach,
+    largest, integral, finite)``: the number of live edges and :func:`prepare`'s figures over them.
+    """
+    if edge_agent.shape[0] != n * m:
+        vals[:] = -np.inf
+    reach = np.zeros(n, np.int64)
+    top = 0.0
+    integral = True
+    finite = True
+    live = 0
+    for e in range(edge_agent.shape[0]):
+        i = edge_agent[e]
+        c = edge_pool[e]
+        a = utility[e] * weights[i] if weighted == 1 else utility[e]
+        if a > 0.0 and (everyone == 1 or present[i]):
+            vals[i * m + c] = a
+            live += 1
+            if not np.isfinite(a):
+                finite = False
+                continue
+            reach[i] += counts[c]
+            if a > top:
+                top = a
+            if integral and a != np.floor(a):
+                integral = False
+        else:
+            vals[i * m + c] = -np.inf
+    return live, reach, top, integral, finite
+
+
+@_jit
+def locate_edges(rows, pools, edge_start, edge_pool):
+    """The edge index of each pair ``(rows[k], pools[k])``, by binary search in the pair's row.
+
+    Edges are ordered by agent, then pool; agent ``i``'s are ``edge_start[i] .. edge_start[i+1]-1``.
+    """
+    L = rows.shape[0]
+    edge = np.empty(L, np.int64)
+    for k in range(L):
+        c = pools[k]
+        lo = edge_start[rows[k]]
+        hi = edge_start[rows[k] + 1]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if edge_pool[mid] < c:
+                lo = mid + 1
+            else:
+                hi = mid
+        edge[k] = lo
+    return edge

@@ -109,7 +109,8 @@ from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ._baseline_common import heuristic_size
 from ..modeling.solution import relative_gap
-from ..result import Result, allocation_records, edge_utilities
+from ..result import Result, allocation_records
+from ._fastpaths import edges_in_order, touched_utilities
 
 __all__ = ["AuctionOutcome", "auction_matrix", "solve_auction", "eps_schedule"]
 
@@ -187,23 +188,37 @@ def _kernel():
         kernel.forward_reverse_auction(one, np.zeros(0, np.int64), tiny, 1, 1, np.zeros(2, np.int64),
                                        np.zeros(0, np.int64), np.zeros(0), one, np.zeros(1, np.int64), one,
                                        np.array([0.5]))
+        zero, ones = np.zeros(1, np.int64), np.ones(1, np.bool_)
+        edges_in_order(zero, zero, 1)
+        for weighted in (0, 1):
+            ptrs = kernel.count_live(zero, zero, tiny, tiny, weighted, ones, 1, 1, 1)
+            kernel.fill_live(zero, zero, tiny, tiny, weighted, ones, 1, 1, 1, *ptrs, one[1:], zero.copy(), tiny.copy(),
+                             zero.copy(), tiny.copy())
+            kernel.fill_dense(zero, zero, tiny, tiny, weighted, ones, 1, 1, 1, one[1:], tiny.copy())
+        kernel.locate_edges(zero, zero, one, zero)
         _LOADED.extend([kernel, time.perf_counter() - t0])
         return kernel, _LOADED[1]
     return _LOADED[0], 0.0
 
 
-def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor) -> AuctionOutcome:
+def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor, prepared=None,
+         transposed=None, held_values=None) -> AuctionOutcome:
     """The auction on rows ``0..n-1`` (agents) and columns ``0..m-1`` (pools).
 
     Values are dense (``vals[i*m + c]``, ``cols`` unused) or compressed rows; entries
-    ``<= 0`` are never taken.  ``demands`` may hold ``inf``.
+    ``<= 0`` are never taken.  ``demands`` may hold ``inf``.  ``prepared`` (the figures of
+    ``kernel.prepare``) and ``transposed`` (``col_ptr, col_rows, col_vals``) may come
+    ready-made from :func:`_compressed_round`; ``held_values(pairs)`` then gives the values
+    of the held pairs.
     """
     kernel, load_s = _kernel()
     counts = np.asarray(counts, dtype=np.int64)
     dense_flag = 1 if dense else 0
     cols_arg = np.zeros(0, np.int64) if dense else np.asarray(cols, dtype=np.int64)
     # d'_i = min(d_i, devices reachable through positive values).
-    reach, max_value, integral, finite = kernel.prepare(row_ptr, cols_arg, vals, dense_flag, counts)
+    if prepared is None:
+        prepared = kernel.prepare(row_ptr, cols_arg, vals, dense_flag, counts)
+    reach, max_value, integral, finite = prepared
     if not finite:
         raise InputError("values must be finite numbers", path="values")
     units = np.minimum(reach, np.asarray(demands, dtype=np.float64)).astype(np.int64)
@@ -228,8 +243,12 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor)
     slot_ptr = np.zeros(m + 1, np.int64)
     np.cumsum(counts, out=slot_ptr[1:])
     if dense:
-        # (The kernel makes a transposed copy for the reverse step when devices outnumber persons.)
-        col_ptr, col_rows, col_vals = np.zeros(m + 1, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        # The kernel fills a transposed copy for the reverse step, eight columns at a time on first
+        # use, when devices outnumber persons (its storage allocated here: numpy maps it faster).
+        col_ptr, col_rows = np.zeros(m + 1, np.int64), np.zeros(0, np.int64)
+        col_vals = np.empty(n * m) if int(slot_ptr[m]) > persons else np.zeros(0)
+    elif transposed is not None:
+        col_ptr, col_rows, col_vals = transposed
     else:
         # The transposed copy (by pool) for the reverse step.
         row_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_ptr))
@@ -248,6 +267,8 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor)
     pairs = np.stack([keys // m, keys % m, amounts], axis=1).astype(np.int64)
     if dense:
         held_values = vals[pairs[:, 0] * m + pairs[:, 1]]
+    elif held_values is not None:
+        held_values = held_values(pairs)
     else:
         held_values = np.array([
             vals[row_ptr[i] + int(np.flatnonzero(cols_arg[row_ptr[i]:row_ptr[i + 1]] == c)[0])]
@@ -310,48 +331,42 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
     amounts = np.zeros((instance.n_edges, rounds))
     edge_agent, edge_pool = instance.edge_agent, instance.edge_pool
     weights = instance.weights
-    # Equal weights of 1 (the common case) leave the utilities as they are: no E x R product to form.
-    weighted = instance.edge_utility if bool(np.all(weights == 1.0)) else weights[edge_agent][:, None] * instance.edge_utility
+    unit_weights = bool(np.all(weights == 1.0))
     arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
     deadline = instance.last_rounds
-    counts = instance.counts
     demands = instance.effective_demands
-    key_of_edge = edge_agent * m + edge_pool
+    kernel, _ = _kernel()
     # Edges ordered by agent, then pool (as files and generators leave them) need no sort to be found.
-    in_order = key_of_edge.size < 2 or bool(np.all(key_of_edge[1:] > key_of_edge[:-1]))
-    key_order = None if in_order else np.argsort(key_of_edge)
-    sorted_keys = key_of_edge if in_order else key_of_edge[key_order]
-    prices, per_round = [], []
+    in_order = edges_in_order(edge_agent, edge_pool, m)
+    if in_order:
+        weighted = None
+        edge_start = np.searchsorted(edge_agent, np.arange(n + 1))
+    else:
+        # Equal weights of 1 (the common case) leave the utilities as they are: no E x R product to form.
+        weighted = instance.edge_utility if unit_weights else weights[edge_agent][:, None] * instance.edge_utility
+        key_of_edge = edge_agent * m + edge_pool
+        key_order = np.argsort(key_of_edge)
+        sorted_keys = key_of_edge[key_order]
+    pool_ids = [p.id for p in instance.pools]
+    prices, per_round, touched = [], [], []
     solve_s = load_s = 0.0
     for r in range(rounds):
         check_deadline(f"in round {r} of {instance.rounds}")
         present = (arrival <= r) & (r <= deadline)
-        live = weighted[:, r] > 0
-        if not present.all():
-            live &= present[edge_agent]
-        chosen = np.flatnonzero(live)
-        # Compressed rows by agent, edges in instance order within a row (the tie rule).
-        if not in_order:
-            chosen = chosen[np.argsort(edge_agent[chosen], kind="stable")]
-        row_ptr = np.zeros(n + 1, np.int64)
-        np.cumsum(np.bincount(edge_agent[chosen], minlength=n), out=row_ptr[1:])
-        vals = weighted[:, r].copy() if chosen.size == weighted.shape[0] else np.ascontiguousarray(weighted[chosen, r])
-        if in_order and chosen.size == n * m:
-            # Every pair live, by agent then pool: the dense n x m form, with no transposed copy to sort.
-            out = _run(row_ptr, None, vals, True, n, m, counts, demands, eps=eps, tol=tol, factor=factor)
+        if in_order:
+            out, edges = _compressed_round(kernel, instance, r, present, unit_weights, edge_start, demands,
+                                           eps=eps, tol=tol, factor=factor)
         else:
-            cols = edge_pool if chosen.size == edge_pool.size else edge_pool[chosen]
-            out = _run(row_ptr, cols, vals, False, n, m, counts, demands, eps=eps, tol=tol, factor=factor)
+            out = _shuffled_round(instance, weighted[:, r], present, demands, eps=eps, tol=tol, factor=factor)
+            edges = key_order[np.searchsorted(sorted_keys, out.pairs[:, 0] * m + out.pairs[:, 1])]
         solve_s += out.solve_s
         load_s += out.load_s
         if len(out.pairs):
-            keys = out.pairs[:, 0] * m + out.pairs[:, 1]
-            at = np.searchsorted(sorted_keys, keys)
-            edges = at if key_order is None else key_order[at]
             amounts[edges, r] = out.pairs[:, 2]
-        prices.append({p.id: float(v) for p, v in zip(instance.pools, out.prices)})
+            touched.append(edges)
+        prices.append(dict(zip(pool_ids, out.prices.tolist())))
         per_round.append(out)
-    utilities = edge_utilities(instance, amounts)
+    utilities = touched_utilities(instance, amounts, touched)
     objective = float(instance.weights @ utilities)
     proven = all(o.proven_optimal for o in per_round)
     slack = sum(o.bound - o.welfare for o in per_round)
@@ -386,6 +401,68 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
         },
         amounts=amounts,
     )
+
+
+def _compressed_round(kernel, instance: Instance, r: int, present: np.ndarray, unit_weights: bool,
+                      edge_start: np.ndarray, demands: np.ndarray, *, eps, tol, factor):
+    """Round ``r`` on edges ordered by agent, then pool: ``(outcome, edge index of each held pair)``.
+
+    When the live edges (``a_e = w_i u_{e,r} > 0``, agent present) fill at least half of
+    the ``n x m`` table the round runs on the dense form, with ``-inf`` where no live edge
+    is (never taken: the same auction), written by one compiled pass over the edges;
+    otherwise on compressed rows and their transposed copy, built by two passes (a count,
+    then a placement: what gathering the live edges in edge order and sorting their
+    positions stably by pool gives).
+    """
+    n, m = instance.n_agents, instance.n_pools
+    everyone = 1 if present.all() else 0
+    column = instance.edge_utility[:, r]
+    weighted = 0 if unit_weights else 1
+    args = (instance.edge_agent, instance.edge_pool, column, instance.weights, weighted, present, everyone, n, m)
+    counts = instance.counts
+    out = None
+    if 2 * instance.n_edges >= n * m:
+        vals = np.empty(n * m)
+        live, *prepared = kernel.fill_dense(*args, counts, vals)
+        if 2 * live >= n * m:
+            out = _run(np.arange(n + 1, dtype=np.int64) * m, None, vals, True, n, m, counts, demands, eps=eps,
+                       tol=tol, factor=factor, prepared=prepared)
+    if out is None:
+        row_ptr, col_ptr = kernel.count_live(*args)
+        live = int(row_ptr[n])
+        cols, col_rows = np.empty(live, np.int64), np.empty(live, np.int64)
+        vals, col_vals = np.empty(live), np.empty(live)
+        prepared = kernel.fill_live(*args, row_ptr, col_ptr, counts, cols, vals, col_rows, col_vals)
+        out = _run(row_ptr, cols, vals, False, n, m, counts, demands, eps=eps, tol=tol, factor=factor,
+                   prepared=prepared, transposed=(col_ptr, col_rows, col_vals),
+                   held_values=lambda pairs: _edge_values(kernel, instance, column, unit_weights, edge_start, pairs))
+    edges = kernel.locate_edges(out.pairs[:, 0].copy(), out.pairs[:, 1].copy(), edge_start, instance.edge_pool)
+    return out, edges
+
+
+def _edge_values(kernel, instance: Instance, column: np.ndarray, unit_weights: bool, edge_start: np.ndarray,
+                 pairs: np.ndarray) -> np.ndarray:
+    """``a = w_i u_e`` of the held pairs, read on their edges (the same products the rows hold)."""
+    edges = kernel.locate_edges(pairs[:, 0].copy(), pairs[:, 1].copy(), edge_start, instance.edge_pool)
+    return column[edges] if unit_weights else column[edges] * instance.weights[pairs[:, 0]]
+
+
+def _shuffled_round(instance: Instance, weighted: np.ndarray, present: np.ndarray, demands: np.ndarray, *, eps,
+                    tol, factor) -> AuctionOutcome:
+    """Round ``r`` (``weighted``: its column of ``w_i u_e``) on edges in any order: rows by a stable sort."""
+    n, m = instance.n_agents, instance.n_pools
+    edge_agent = instance.edge_agent
+    live = weighted > 0
+    if not present.all():
+        live &= present[edge_agent]
+    chosen = np.flatnonzero(live)
+    # Compressed rows by agent, edges in instance order within a row (the tie rule).
+    chosen = chosen[np.argsort(edge_agent[chosen], kind="stable")]
+    row_ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(edge_agent[chosen], minlength=n), out=row_ptr[1:])
+    vals = np.ascontiguousarray(weighted[chosen])
+    return _run(row_ptr, instance.edge_pool[chosen], vals, False, n, m, instance.counts, demands, eps=eps, tol=tol,
+                factor=factor)
 
 
 def _have_numba() -> bool:

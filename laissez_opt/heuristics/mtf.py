@@ -93,7 +93,8 @@ from ..errors import InputError
 from ..instance import Instance
 from ..limits import check_deadline
 from ..method_spec import Method, Option
-from ..result import Result, allocation_records, edge_utilities
+from ..result import Result, allocation_records
+from ._fastpaths import edges_in_order, touched_utilities, use_compiled
 from ._baseline_common import agent_of, heuristic_size, read_state, state_option
 from .thresholds import GRID, ThresholdPolicy, make_policy
 
@@ -136,10 +137,28 @@ class Preferences:
     end: list[int]
     edge: Sequence[int] | None = None
     owner: np.ndarray | None = None  # agent of each position (numpy), for summaries
+    width: int = 0  # > 0: the dense layout, agent i on positions i width .. (i+1) width - 1 (owner on demand)
 
     def scores_of(self, i: int) -> list[float]:
         """``u~`` along agent ``i``'s list (descending)."""
         return [self.score[p] for p in range(self.start[i], self.end[i])]
+
+
+
+def _owner_of(prefs: Preferences) -> np.ndarray | None:
+    owner = prefs.__dict__.get("_owner")
+    if owner is None and prefs.width:  # the dense layout: agent i's list is positions i m .. (i+1) m - 1
+        owner = prefs.__dict__["_owner"] = np.repeat(np.arange(len(prefs.start), dtype=np.int64), prefs.width)
+    return owner
+
+
+def _set_owner(prefs: Preferences, value) -> None:
+    prefs.__dict__["_owner"] = value
+
+
+# ``owner`` is read through a property: the dense layout (``width > 0``) builds it on first use
+# (the dataclass's ``__init__`` assigns the field through the setter).
+Preferences.owner = property(_owner_of, _set_owner, doc="The agent of each position (numpy), or None.")
 
 
 @dataclass
@@ -195,25 +214,27 @@ class RoundContext:
     def mean_score(self) -> np.ndarray:
         """``E[u~_i^r]``: the mean normalised utility over all devices of the round (0 off edges)."""
         out = np.zeros(self.n_agents)
-        if self.prefs.owner is None or not self.devices:
+        owner = self.prefs.owner
+        if owner is None or not self.devices:
             return out
         pool = np.asarray(self.prefs.pool, dtype=np.int64)
         score = np.asarray(self.prefs.score, dtype=float)
         cnt = np.asarray(self.counts, dtype=float)[pool]
-        np.add.at(out, self.prefs.owner, score * cnt)
+        np.add.at(out, owner, score * cnt)
         return out / self.devices
 
     @cached_property
     def histogram(self) -> np.ndarray:
         """``n x 10``: share of the round's devices whose ``u~`` falls in ``[k/10, (k+1)/10)``."""
         out = np.zeros((self.n_agents, 10))
-        if self.prefs.owner is None or not self.devices:
+        owner = self.prefs.owner
+        if owner is None or not self.devices:
             return out
         pool = np.asarray(self.prefs.pool, dtype=np.int64)
         score = np.asarray(self.prefs.score, dtype=float)
         bins = np.minimum((score * 10).astype(np.int64), 9)
         cnt = np.asarray(self.counts, dtype=float)[pool]
-        np.add.at(out, (self.prefs.owner, bins), cnt / self.devices)
+        np.add.at(out, (owner, bins), cnt / self.devices)
         return out
 
 
@@ -229,6 +250,13 @@ def integer_weights(weights: Sequence[float]) -> list[int]:
     >>> integer_weights([1.0, 0.5, 2.0])
     [2, 1, 4]
     """
+    arr = np.asarray(weights, dtype=np.float64).reshape(-1)
+    if arr.size and np.all(arr == arr[0]) and arr[0] > 0:
+        return [1] * arr.size  # equal weights: w / w = 1 each (what the exact route gives)
+    if arr.size and np.all(arr == np.floor(arr)) and np.all(arr > 0) and arr.max() < 2.0**53:
+        ints = arr.astype(np.int64)  # whole numbers: denominators 1; divide by their gcd
+        g = int(np.gcd.reduce(ints))
+        return (ints // g).tolist()
     fracs = [Fraction(float(w)) for w in weights]
     if not fracs:
         return []
@@ -309,44 +337,43 @@ def preferences_from_matrix(scores: np.ndarray) -> Preferences:
     )
 
 
-def _preferences_from_edges(instance: Instance, r: int, norm: np.ndarray, active: np.ndarray) -> Preferences:
-    """Round ``r``'s preference lists from the instance's edges (``norm``: ``u~`` per edge).
+def _preferences_from_edges(instance: Instance, r: int, norm: np.ndarray | None, active: np.ndarray, *,
+                            den: np.ndarray | None = None, dense: bool | None = None,
+                            compiled: bool | None = None) -> Preferences:
+    """Round ``r``'s preference lists from the instance's edges.
 
-    Each active agent's edges with ``u_{i,c,r} > 0``, by utility descending, ties by
-    pool index.  When the edges are ordered by agent, then pool (as the file
-    reader and the generators leave them), the lists come from one stable row
-    sort of an ``n x L`` table of the negated utilities (``L`` the longest
-    list, padding ``+inf`` sorting last), which keeps the pool order of ties;
-    otherwise (or when the table would be much larger than the edges) from one
-    ``np.lexsort`` by (agent, utility descending, pool).  Both give the same
-    order.  The arrays are exposed as memoryviews (no per-entry Python objects).
+    Scores: ``norm`` (``u~`` per edge), or, when it is None, ``u_e / den[agent(e)]`` (``den``:
+    ``M_i (1 + 1e-9)`` per agent, the same division edge by edge).  Each active agent's
+    edges with ``u_{i,c,r} > 0``, by utility descending, ties by pool index.  When
+    every agent is active on every pool with a positive utility, edges in (agent, pool)
+    order, the lists are one row argsort of the ``n x m`` utility table read backwards
+    (one compiled pass, :func:`~laissez_opt.heuristics._mtf_kernel.dense_lists`), rows
+    with repeated values re-sorted stably.  Otherwise, when the edges are ordered by agent,
+    then pool (as the file reader and the generators leave them), the lists come from one
+    stable row sort of an ``n x L`` table of the negated utilities (``L`` the longest
+    list, padding ``+inf`` sorting last), which keeps the pool order of ties; otherwise
+    (or when the table would be much larger than the edges) from one ``np.lexsort`` by
+    (agent, utility descending, pool).  All give the same order.  The arrays are exposed
+    as memoryviews (no per-entry Python objects).  ``dense``: whether the edges are every
+    pair in order (:func:`_dense_in_order`), when the caller knows; ``compiled``: whether to
+    use the compiled pass (default :func:`~laissez_opt.heuristics._fastpaths.use_compiled`;
+    otherwise a stable numpy row sort of the negated table, the same lists).
     """
     u = instance.edge_utility[:, r]
     agent = instance.edge_agent
     n, m = instance.n_agents, instance.n_pools
-    if u.size == n * m and active.all() and _dense_in_order(instance) and u.min() > 0:
-        # Every agent on every pool, edges in (agent, pool) order, all wanted: the row sort of the
-        # n x m utility table is the whole build (a position's pool is its column).
-        perm = _stable_row_argsort(-u.reshape(n, m))
-        order = (perm + (np.arange(n, dtype=np.int64) * m)[:, None]).reshape(-1)
-        starts = np.arange(n, dtype=np.int64) * m
-        return Preferences(
-            pool=memoryview(perm.reshape(-1)),
-            score=memoryview(np.take_along_axis(np.asarray(norm, dtype=np.float64).reshape(n, m), perm, axis=1).reshape(-1)),
-            start=starts.tolist(),
-            end=(starts + m).tolist(),
-            edge=memoryview(order),
-            owner=np.repeat(np.arange(n, dtype=np.int64), m),
-        )
+    if u.size == n * m and active.all() and u.min() > 0 and (_dense_in_order(instance) if dense is None else dense):
+        return _dense_preferences(u, norm, den, n, m, use_compiled(instance) if compiled is None else compiled)
     idx = np.flatnonzero((u > 0) & active[agent])
     order = _row_sorted(instance, idx, u)
     if order is None:
         order = idx[np.lexsort((instance.edge_pool[idx], -u[idx], agent[idx]))]
     owner = agent[order]
     bounds = np.searchsorted(owner, np.arange(instance.n_agents + 1))
+    score = np.ascontiguousarray(norm[order]) if norm is not None else u[order] / den[owner]
     return Preferences(
         pool=memoryview(instance.edge_pool[order]),
-        score=memoryview(np.ascontiguousarray(norm[order])),
+        score=memoryview(score),
         start=bounds[:-1].tolist(),
         end=bounds[1:].tolist(),
         edge=memoryview(order),
@@ -354,13 +381,87 @@ def _preferences_from_edges(instance: Instance, r: int, norm: np.ndarray, active
     )
 
 
+class _DenseEdges:
+    """The edge of each position of the dense layout, computed on access (a read-only sequence).
+
+    Position ``q`` holds agent ``i = q // m`` and pool ``pool[q]``: edge ``i m + pool[q]``.
+    """
+
+    __slots__ = ("pool", "n", "m")
+
+    def __init__(self, pool: np.ndarray, n: int, m: int):
+        self.pool, self.n, self.m = pool, n, m
+
+    def __len__(self) -> int:
+        return self.n * self.m
+
+    def take(self, positions) -> np.ndarray:
+        q = np.asarray(positions, dtype=np.int64)
+        return q - q % self.m + self.pool[q]
+
+    def __getitem__(self, q):
+        if isinstance(q, slice):
+            return self.take(np.arange(len(self))[q])
+        if q < 0:
+            q += len(self)
+        if not 0 <= q < len(self):
+            raise IndexError("position out of range")
+        return q - q % self.m + int(self.pool[q])
+
+    def __iter__(self):
+        return iter(self.take(np.arange(len(self))).tolist())
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.take(np.arange(len(self)))
+        return out if dtype is None else out.astype(dtype)
+
+
+def _edges_at(prefs: Preferences, positions) -> np.ndarray:
+    """``prefs.edge`` at ``positions`` (numpy), without materialising a computed edge sequence."""
+    if isinstance(prefs.edge, _DenseEdges):
+        return prefs.edge.take(positions)
+    return np.asarray(prefs.edge)[np.asarray(positions, dtype=np.int64)]
+
+
+def _dense_preferences(u: np.ndarray, norm: np.ndarray | None, den: np.ndarray | None, n: int, m: int,
+                       compiled: bool = True) -> Preferences:
+    """The lists when every agent is on every pool, edges in (agent, pool) order, all wanted.
+
+    One ascending row argsort of the ``n x m`` table, turned in place into the lists
+    (:func:`~laissez_opt.heuristics._mtf_kernel.descending_rows`: rows reversed, runs of
+    equal values by pool), which gives the scores in the same pass; a position's edge
+    is computed when asked for.
+    """
+    flat = np.ascontiguousarray(u)
+    if compiled:
+        from ._mtf_kernel import descending_rows
+
+        perm = np.argsort(flat.reshape(n, m), axis=1)
+        score, _ = descending_rows(flat, perm, np.ones(n) if den is None else den, n, m, np.empty(n * m))
+    else:  # small runs: numpy only (no numba import)
+        table = flat.reshape(n, m)
+        perm = _stable_row_argsort(-table)
+        score = (np.take_along_axis(table, perm, axis=1) / (np.ones(n) if den is None else den)[:, None]).reshape(-1)
+    pool = perm.reshape(-1)
+    edges = _DenseEdges(pool, n, m)
+    if norm is not None:
+        score = np.asarray(norm, dtype=np.float64)[edges.take(np.arange(n * m))]
+    starts = np.arange(n, dtype=np.int64) * m
+    return Preferences(
+        pool=memoryview(pool),
+        score=memoryview(score),
+        start=starts.tolist(),
+        end=(starts + m).tolist(),
+        edge=edges,
+        width=m,
+    )
+
+
 def _dense_in_order(instance: Instance) -> bool:
     """Whether edge ``e`` is agent ``e // m`` on pool ``e % m`` (every pair, in order)."""
     n, m = instance.n_agents, instance.n_pools
-    if instance.n_edges != n * m:
-        return False
-    agent, pool = instance.edge_agent.reshape(n, m), instance.edge_pool.reshape(n, m)
-    return bool((agent == np.arange(n)[:, None]).all() and (pool == np.arange(m)[None, :]).all())
+    return instance.n_edges == n * m and edges_in_order(instance.edge_agent, instance.edge_pool, m,
+                                                        compiled=use_compiled(instance))
 
 
 def _row_sorted(instance: Instance, idx: np.ndarray, u: np.ndarray) -> np.ndarray | None:
@@ -564,6 +665,52 @@ def mtf_round(
     )
 
 
+def _compiled_round(arrays, budgets: list[int], thresholds: np.ndarray, active: list[int], turn: int,
+                    int_weights: Sequence[int]) -> RoundOutcome:
+    """:func:`mtf_round` with its two phases compiled (:mod:`~laissez_opt.heuristics._mtf_kernel`), the same outcome.
+
+    The token phase and the round-robin phase run as compiled loops over the arrays of
+    the round's lists; the redistribution between them stays in exact integer Python
+    (:func:`apportion`).  Unlike :func:`mtf_round` the compiled loops do not look at the
+    time limit between devices (the whole round is then a few milliseconds per 10^5 devices).
+    """
+    from ._mtf_kernel import round_robin, token_phase
+
+    pool, score, start, end, counts, demand, active_arr = arrays
+    rem = counts.copy()
+    left = int(rem.sum())
+    ptr = start.copy()
+    cap = demand.copy()
+    budget_arr = np.asarray(budgets, dtype=np.int64)
+    picks_agent, picks_pos, count, spent_arr, left, visits, steps = token_phase(
+        pool, score, ptr, end, rem, left, cap, budget_arr, thresholds, active_arr)
+    n_token = int(count)
+    spent = spent_arr.tolist()
+    shares = [0] * len(budgets)
+    for i, share in apportion(n_token, int_weights, active).items():
+        shares[i] = share
+    budgets = list(budgets)
+    for i in active:
+        budgets[i] += shares[i] - spent[i]
+    turn_start = turn
+    picks_agent, picks_pos, count, turn, left, more = round_robin(
+        pool, ptr, end, rem, left, cap, active_arr, turn, len(budgets), picks_agent, picks_pos, count)
+    return RoundOutcome(
+        picks_agent=picks_agent[:count].tolist(),
+        picks_pos=picks_pos[:count].tolist(),
+        n_token=n_token,
+        budgets=budgets,
+        spent=spent,
+        shares=shares,
+        pooled=n_token,
+        turn=int(turn),
+        turn_start=turn_start,
+        unallocated=int(left),
+        visits=int(visits),
+        steps=int(steps + more),
+    )
+
+
 # --------------------------------------------------------------------------- the method
 
 
@@ -573,21 +720,28 @@ def _int_option(value, name: str, *, minimum: int = 0) -> int:
     return int(value)
 
 
-def _normalisers(instance: Instance, mode: str) -> np.ndarray:
-    """``M_i (1 + 1e-9)`` per edge and round, shape ``E x R`` (1 where ``M_i = 0``)."""
-    u = instance.edge_utility
+def _denominators(instance: Instance, mode: str, dense: bool | None = None) -> np.ndarray:
+    """``M_i (1 + 1e-9)`` per agent, shape ``(n, 1)`` (or ``(n, R)`` per round for ``"round"``); 1 where ``M_i = 0``.
+
+    ``M_i`` is the agent's largest utility over its edges and rounds (``"agent"``) or over
+    the edges of the round (``"round"``), at least 0; ``"none"``: 1 everywhere.  ``dense``:
+    whether :func:`_dense_in_order` holds, when the caller knows.
+    """
     if mode == "none":
-        return np.ones_like(u)
-    agent = instance.edge_agent
-    if mode == "agent":
-        top = np.zeros(instance.n_agents)
-        np.maximum.at(top, agent, u.max(axis=1) if u.size else np.zeros(0))
-        per = np.repeat(top[agent][:, None], instance.rounds, axis=1)
+        return np.ones((instance.n_agents, 1))
+    n, m, rounds = instance.n_agents, instance.n_pools, instance.rounds
+    if n and m and (_dense_in_order(instance) if dense is None else dense):  # every pair, in order: row maxima
+        table = instance.edge_utility.reshape(n, m, rounds)
+        top = np.maximum(table.max(axis=1) if mode == "round" else table.max(axis=(1, 2))[:, None], 0.0)
+    elif use_compiled(instance):
+        from ._mtf_kernel import agent_top
+
+        top = agent_top(instance.edge_agent, instance.edge_utility, n, 1 if mode == "round" else 0)
     else:
-        top = np.zeros((instance.n_agents, instance.rounds))
-        np.maximum.at(top, agent, u)
-        per = top[agent]
-    return np.where(per > 0, per * (1.0 + 1e-9), 1.0)
+        u, agent = instance.edge_utility, instance.edge_agent
+        top = np.zeros((n, rounds if mode == "round" else 1))
+        np.maximum.at(top, agent, u if mode == "round" else (u.max(axis=1) if u.size else np.zeros(0))[:, None])
+    return np.where(top > 0, top * (1.0 + 1e-9), 1.0)
 
 
 def initial_budgets(instance: Instance, tokens: int) -> list[int]:
@@ -629,16 +783,41 @@ class _Setup:
         self.demand = [_UNBOUNDED if a.demand is None else int(a.demand) for a in instance.agents]
         arrival = np.array([a.arrival for a in instance.agents], dtype=np.int64)
         last = instance.last_rounds
-        norm = instance.edge_utility / _normalisers(instance, normalize)
+        self.compiled = use_compiled(instance)
+        dense = _dense_in_order(instance)
+        den = _denominators(instance, normalize, dense)
         present = [(arrival <= r) & (r <= last) for r in range(rounds)]
-        self.prefs = [_preferences_from_edges(instance, r, norm[:, r], present[r]) for r in range(rounds)]
+        self.prefs = [_preferences_from_edges(instance, r, None, present[r], den=den[:, min(r, den.shape[1] - 1)],
+                                              dense=dense, compiled=self.compiled) for r in range(rounds)]
         self.active = [np.nonzero(present[r])[0].tolist() for r in range(rounds)]
 
     def run(self, r: int, budgets: list[int], turn: int, taus) -> RoundOutcome:
+        arrays = self._arrays(r)
+        if arrays is not None and max(budgets, default=0) < 2**62:
+            try:
+                thresholds = np.asarray(taus, dtype=np.float64)
+            except (TypeError, ValueError):
+                thresholds = None
+            if thresholds is not None and thresholds.shape == (len(budgets),):
+                return _compiled_round(arrays, budgets, thresholds, self.active[r], turn, self.ints)
         return mtf_round(
             self.prefs[r], self.counts, budgets, taus,
             active=self.active[r], turn=turn, int_weights=self.ints, demand=self.demand,
         )
+
+    def _arrays(self, r: int):
+        """Round ``r``'s lists and caps as int64/float64 arrays for the compiled round (None: not applicable)."""
+        cache = self.__dict__.setdefault("_cache", {})
+        if r not in cache:
+            prefs = self.prefs[r]
+            if not self.compiled or sum(self.counts) >= 2**62:
+                cache[r] = None
+            else:
+                cache[r] = (np.asarray(prefs.pool, dtype=np.int64), np.asarray(prefs.score, dtype=np.float64),
+                            np.asarray(prefs.start, dtype=np.int64), np.asarray(prefs.end, dtype=np.int64),
+                            np.asarray(self.counts, dtype=np.int64), np.asarray(self.demand, dtype=np.int64),
+                            np.asarray(self.active[r], dtype=np.int64))
+        return cache[r]
 
     def context(self, r: int, budgets: list[int], turn: int) -> RoundContext:
         ctx = RoundContext(
@@ -658,9 +837,14 @@ class _Setup:
     def round_amounts(self, r: int, out: RoundOutcome) -> np.ndarray:
         """Devices per edge given in round ``r`` by ``out``, shape ``(E,)``."""
         col = np.zeros(self.instance.n_edges)
-        if out.picks_pos:
-            np.add.at(col, np.asarray(self.prefs[r].edge)[out.picks_pos], 1.0)
+        self.add_round(col, r, out)
         return col
+
+    def add_round(self, col: np.ndarray, r: int, out: RoundOutcome) -> np.ndarray:
+        """Add round ``r``'s devices per edge to ``col`` (zeros before); returns the edges touched."""
+        edges = _edges_at(self.prefs[r], out.picks_pos) if out.picks_pos else np.zeros(0, np.int64)
+        np.add.at(col, edges, 1.0)
+        return edges
 
 
 def solve_mtf(
@@ -721,9 +905,11 @@ def solve_mtf(
     context = setup.context
 
     welfare_by_episode = []
+    ids = ([a.id for a in instance.agents], [p.id for p in instance.pools])
     for episode in range(episodes):
         budgets, turn = list(budgets0), turn0
         amounts = np.zeros((instance.n_edges, rounds))
+        touched = []
         log = []
         policy.start_episode()
         for r in range(rounds):
@@ -732,16 +918,16 @@ def solve_mtf(
             taus = policy.thresholds(ctx, budgets)
             out = ctx.simulate(taus)
             policy.observe(ctx, budgets, taus, out)
-            amounts[:, r] = setup.round_amounts(r, out)
+            touched.append(setup.add_round(amounts[:, r], r, out))
             if sum(out.budgets) != total:  # pragma: no cover - an invariant, tested
                 raise AssertionError(f"tokens not conserved in round {r}: {sum(out.budgets)} != {total}")
             if episode == episodes - 1:
-                log.append(_round_log(instance, r, ctx, budgets, taus, out))
+                log.append(_round_log(instance, r, ctx, budgets, taus, out, ids))
             budgets, turn = out.budgets, out.turn
         policy.end_episode()
-        welfare_by_episode.append(float(instance.weights @ edge_utilities(instance, amounts)))
+        utilities = touched_utilities(instance, amounts, touched)
+        welfare_by_episode.append(float(instance.weights @ utilities))
 
-    utilities = edge_utilities(instance, amounts)
     details = {
         "agents": [a.id for a in instance.agents],
         "tokens": tokens,
@@ -856,21 +1042,41 @@ def search_fixed_thresholds(
     return found
 
 
-def _round_log(instance: Instance, r: int, ctx: RoundContext, before, taus, out: RoundOutcome) -> dict:
-    """The per-round record in ``details["rounds"]`` (agent lists follow ``details["agents"]``)."""
-    prefs = ctx.prefs
-    present = set(ctx.active)
+def _round_log(instance: Instance, r: int, ctx: RoundContext, before, taus, out: RoundOutcome, ids=None) -> dict:
+    """The per-round record in ``details["rounds"]`` (agent lists follow ``details["agents"]``).
+
+    ``allocation`` maps agent id to pool id to devices, agents in the order of their first
+    pick and pools in the order of each agent's first pick of them.  ``ids``: the agent and
+    pool ids (read from the instance when not given).
+    """
+    agent_ids, pool_ids = ids if ids is not None else ([a.id for a in instance.agents], [p.id for p in instance.pools])
+    n, m = instance.n_agents, instance.n_pools
     alloc: dict[str, dict[str, int]] = {}
-    for k, (i, p) in enumerate(zip(out.picks_agent, out.picks_pos)):
-        a, c = instance.agents[i].id, instance.pools[prefs.pool[p]].id
-        alloc.setdefault(a, {})
-        alloc[a][c] = alloc[a].get(c, 0) + 1
+    if out.picks_agent:
+        agents = np.asarray(out.picks_agent, dtype=np.int64)
+        pools = np.asarray(ctx.prefs.pool)[np.asarray(out.picks_pos, dtype=np.int64)].astype(np.int64)
+        pairs, first, devices = np.unique(agents * m + pools, return_index=True, return_counts=True)
+        present_agents, agent_first = np.unique(agents, return_index=True)
+        first_of_agent = np.zeros(n, dtype=np.int64)
+        first_of_agent[present_agents] = agent_first
+        order = np.lexsort((first, first_of_agent[pairs // m]))
+        for a, c, k in zip((pairs // m)[order].tolist(), (pairs % m)[order].tolist(), devices[order].tolist()):
+            aid = agent_ids[a]
+            if aid in alloc:
+                alloc[aid][pool_ids[c]] = k
+            else:
+                alloc[aid] = {pool_ids[c]: k}
+    if len(ctx.active) == n:
+        thresholds = [float(taus[i]) for i in range(n)]
+    else:
+        present = set(ctx.active)
+        thresholds = [float(taus[i]) if i in present else None for i in range(n)]
     return {
         "round": r,
-        "active": [instance.agents[i].id for i in ctx.active],
-        "turn_start": instance.agents[out.turn_start].id,
+        "active": [agent_ids[i] for i in ctx.active],
+        "turn_start": agent_ids[out.turn_start],
         "budgets_start": list(before),
-        "thresholds": [float(taus[i]) if i in present else None for i in range(instance.n_agents)],
+        "thresholds": thresholds,
         "spent": out.spent,
         "pooled": out.pooled,
         "redistributed": out.shares,
