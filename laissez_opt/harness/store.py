@@ -3,6 +3,12 @@
 A record is ``<key>.json``; its key hashes the store format, the library
 version, the instance's content, the method and everything that changes the
 run's outcome, so a new library version or format never reuses an old record.
+The instance's content is its digest (:func:`laissez_opt.io.digest.instance_digest`,
+scheme ``laissez-opt/instance-digest/1``): SHA-256 over its typed columns, the
+same for the JSON and the binary form of one instance, computed without
+writing its text.  Store format 3 introduced that digest (format 2 hashed
+the canonical JSON text): a format-2 store is not read, its runs are
+recomputed under new keys.
 Records are written atomically (a temporary file in the same directory,
 flushed, then renamed), so a record is either whole or absent, and hold no
 path of the machine that wrote them.
@@ -46,8 +52,8 @@ __all__ = [
     "run_key", "library_version",
 ]
 
-#: Version of the record layout and of the key recipe; part of every key.
-STORE_FORMAT = 2
+#: Version of the record layout and of the key recipe (3: instances keyed by their column digest); part of every key.
+STORE_FORMAT = 3
 RECORD_FORMAT = "laissez-opt/run"
 #: Row statuses that are outcomes of the method, and so may be stored.
 RESULT_STATUSES = ("optimal", "feasible", "time_limit", "infeasible")
