@@ -180,3 +180,18 @@ def test_json_and_npz_forms_share_their_runs_in_a_store(tmp_path):
     changed = lo.Instance(inst.pools, inst.agents, [*inst.edges[:2], lo.Edge("b", "Q", 0.5, bid=0.3)], name="pair")
     third = compare([changed], ["greedy", "welfare"], store=store, progress=False)
     assert (third.computed, third.reused) == (2, 0)
+
+
+class _Renamed(Instance):
+    """A subclass, as a user might write one: its copy for the workers is a plain instance."""
+
+
+def test_a_subclass_travels_as_a_plain_instance():
+    base = Instance([Pool("P", count=2)], [Agent("a"), Agent("b", work=3.0)], [Edge("a", "P", 1.0), Edge("b", "P", 2.0)])
+    sub = _Renamed(base.pools, base.agents, base.edges)
+    copy = pickle.loads(pickle.dumps(columnar_copy(sub)))
+    assert type(copy) is Instance
+    assert instance_digest(copy) == instance_digest(sub) == instance_digest(base)
+    assert dumps_instance(copy) == dumps_instance(base)
+    with pytest.raises(TypeError):
+        columnar_copy("instance.json")

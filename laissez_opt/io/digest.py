@@ -145,7 +145,9 @@ def columnar_copy(instance: Instance) -> Instance:
     Pickling an instance whose records were built pickles one Python object
     per edge (seconds for a few hundred thousand edges); the copy pickles a
     few arrays.  Its records, views, text and digest equal the original's.
-    An instance of a subclass is returned as it is.
+    The copy is a plain :class:`Instance` even when ``instance`` is of a
+    subclass (read through its records and properties, none of its cached views
+    carried), so it unpickles wherever the library is installed.
 
     >>> import pickle, laissez_opt as lo
     >>> inst = lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", (1.0, 2.0), cost=3.0)], rounds=2)
@@ -157,11 +159,12 @@ def columnar_copy(instance: Instance) -> Instance:
     from .binary import _EdgeRecords
     from .columns import _AGENT_RECORD, _build
 
-    if type(instance) is not Instance:
-        return instance
+    if not isinstance(instance, Instance):
+        raise TypeError(f"expected an Instance, got {type(instance).__name__}")
     agents = _agent_columns(instance)
     edges = _edge_columns(instance)
-    views = {name: instance.__dict__[name] for name in _CARRIED_VIEWS if name in instance.__dict__}
+    own = instance.__dict__ if type(instance) is Instance else {}
+    views = {name: own[name] for name in _CARRIED_VIEWS if name in own}
     edge_agent, edge_pool = instance.edge_agent, instance.edge_pool
     views.update(edge_agent=edge_agent, edge_pool=edge_pool)
     copy = Instance._prechecked(tuple(instance.pools), (None,), (), rounds=instance.rounds,
@@ -193,6 +196,8 @@ def _nullable(values: Sequence, n: int, dtype) -> tuple[np.ndarray, np.ndarray]:
 
 def _builder(instance: Instance, field: str):
     """The function that will build ``field``'s records on first use, or None if they are built already."""
+    if type(instance) is not Instance:  # a subclass may serve its records otherwise: read them
+        return None
     later = instance.__dict__.get(f"_{field}_later")
     return None if later is None else later[1]
 
