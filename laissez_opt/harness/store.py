@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..io.jsonfile import pid_alive
+from ..io.jsonfile import _write_anonymous, pid_alive
 
 __all__ = [
     "STORE_FORMAT", "RESULT_STATUSES", "RunStore", "Claim", "DamagedRecord", "RunStoreWarning",
@@ -261,6 +261,10 @@ class RunStore:
 
     def _write(self, target: Path, text: str) -> None:
         tmp = target.with_name(f".{target.stem}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        # An unnamed file (Linux O_TMPFILE) first, named only just before the rename: a comparison killed
+        # while it writes a record (results come back to back now that workers parse nothing) leaves nothing.
+        if hasattr(os, "O_TMPFILE") and _write_anonymous(self.directory, tmp, target, text.encode("utf-8"), None):
+            return
         # Mode 0o666 before the umask: records are as readable as any file the user creates.
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         try:
