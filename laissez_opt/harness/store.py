@@ -9,9 +9,10 @@ same for the JSON and the binary form of one instance, computed without
 writing its text.  Store format 3 introduced that digest (format 2 hashed
 the canonical JSON text): a format-2 store is not read, its runs are
 recomputed under new keys.
-Records are written atomically (a temporary file in the same directory,
-flushed, then renamed), so a record is either whole or absent, and hold no
-path of the machine that wrote them.
+Records are written atomically (an unnamed ``O_TMPFILE`` file in the same
+directory where Linux has it, else a named temporary file; flushed, then
+renamed), so a record is either whole or absent, and hold no path of the
+machine that wrote them.
 
 Nothing read from the store is trusted: :meth:`RunStore.get` checks every
 record against the fields a row must have and reports a damaged one as
