@@ -21,9 +21,9 @@ Example
 
 from __future__ import annotations
 
-import json
 import math
 import os
+import pickle
 import sys
 import time
 import traceback
@@ -35,7 +35,8 @@ from typing import Callable, Sequence
 
 from ..errors import InputError, SolverUnavailableError
 from ..instance import Instance
-from ..io import dumps_instance, instance_from_dict, load_instance
+from ..io import load_instance
+from ..io.digest import columnar_copy, instance_digest
 from ..method_spec import suggest
 from ..limits import format_bytes, parse_memory
 from ..methods import get_method, registered_at_runtime
@@ -116,21 +117,25 @@ def default_objectives(methods: Sequence[str]) -> list[str]:
     return chosen
 
 
-#: Instances this process parsed, by (hash, source), most recent last: a worker that runs several
-#: methods of one instance parses it once and reuses its cached array views.
+#: Instances this process unpacked, by (hash, source), most recent last: a worker that runs several
+#: methods of one instance unpacks it once and reuses its cached array views.
 _PARSED: "OrderedDict[tuple[str, str], Instance]" = OrderedDict()
 _PARSED_MAX = 4
 
 
 def _parsed_instance(task: dict) -> Instance:
-    """The task's instance, parsed at most once per process while it is among the last :data:`_PARSED_MAX`.
+    """The task's instance, unpacked at most once per process while it is among the last :data:`_PARSED_MAX`.
 
-    Keyed by the SHA-256 of the instance text (and its source), so a cache hit is the same text.
+    The parent read the file once and sends the instance as columns (a pickled
+    :func:`~laissez_opt.io.digest.columnar_copy`: a few arrays, no per-edge
+    object); nothing is parsed here.  Keyed by the instance's content digest
+    (and its source), so a cache hit is the same instance.
     """
     key = (task["hash"], task["source"])
     instance = _PARSED.get(key)
     if instance is None:
-        instance = instance_from_dict(json.loads(task["instance"]), task["source"])
+        instance = pickle.loads(task["instance"])
+        instance.source = task["source"]
         _PARSED[key] = instance
         while len(_PARSED) > _PARSED_MAX:
             _PARSED.popitem(last=False)
@@ -419,6 +424,7 @@ def compare(
             row = _lookup(run_store, task, warned)
             if row is not None:
                 rows[task["key"]] = row
+                task.pop("instance", None)  # its columns are not sent anywhere
             else:
                 pending.append(task)
     reused_before = len(rows)
@@ -440,6 +446,7 @@ def compare(
             for task, outcome in stream:
                 row = _row_from(task, outcome)
                 rows[task["key"]] = row
+                task.pop("instance", None)  # done: let the instance's columns go once its last run is back
                 if run_store is not None:
                     _save(run_store, task, row)
                     feed.done(task)
@@ -530,8 +537,6 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
     per_method = {name: _checked_options(name, methods, objectives, user_options.get(name, {}), solver=solver,
                                          time_limit=time_limit, fractional=fractional)
                   for name in run_methods}
-    import hashlib
-
     stays = {name: problem for name in run_methods if (problem := _travel_problem(name))}
     if chosen is None and workers == 1 and stays:
         name, problem = next(iter(stays.items()))
@@ -545,8 +550,9 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
             raise InputError(f"expected an Instance or the path of an instance file, got {type(item).__name__}",
                              path="INSTANCE")
         inst = item if isinstance(item, Instance) else load_instance(item)
-        text = dumps_instance(inst)
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        # The key hashes the typed columns (no text written); the workers get the columns, not a file to parse.
+        digest = instance_digest(inst)
+        payload = pickle.dumps(columnar_copy(inst), protocol=pickle.HIGHEST_PROTOCOL)
         source = str(inst.source or inst.name)
         fields = _instance_fields(inst, digest)
         for name in run_methods:
@@ -555,7 +561,7 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
             fingerprint = _fingerprint(name)
             if fingerprint is not None:
                 keyed["definition"] = fingerprint
-            task = {"instance": text, "hash": digest, "source": source, "instance_name": inst.name,
+            task = {"instance": payload, "hash": digest, "source": source, "instance_name": inst.name,
                     "fields": fields, "method": name, "options": options, "objectives": objectives,
                     "pareto": pareto, "run_memory": limits.memory, "method_spec": shipped.get(name)}
             if pareto:

@@ -3,9 +3,16 @@
 A record is ``<key>.json``; its key hashes the store format, the library
 version, the instance's content, the method and everything that changes the
 run's outcome, so a new library version or format never reuses an old record.
-Records are written atomically (a temporary file in the same directory,
-flushed, then renamed), so a record is either whole or absent, and hold no
-path of the machine that wrote them.
+The instance's content is its digest (:func:`laissez_opt.io.digest.instance_digest`,
+scheme ``laissez-opt/instance-digest/1``): SHA-256 over its typed columns, the
+same for the JSON and the binary form of one instance, computed without
+writing its text.  Store format 3 introduced that digest (format 2 hashed
+the canonical JSON text): a format-2 store is not read, its runs are
+recomputed under new keys.
+Records are written atomically (an unnamed ``O_TMPFILE`` file in the same
+directory where Linux has it, else a named temporary file; flushed, then
+renamed), so a record is either whole or absent, and hold no path of the
+machine that wrote them.
 
 Nothing read from the store is trusted: :meth:`RunStore.get` checks every
 record against the fields a row must have and reports a damaged one as
@@ -39,15 +46,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..io.jsonfile import pid_alive
+from ..io.jsonfile import _write_anonymous, pid_alive
 
 __all__ = [
     "STORE_FORMAT", "RESULT_STATUSES", "RunStore", "Claim", "DamagedRecord", "RunStoreWarning",
     "run_key", "library_version",
 ]
 
-#: Version of the record layout and of the key recipe; part of every key.
-STORE_FORMAT = 2
+#: Version of the record layout and of the key recipe (3: instances keyed by their column digest); part of every key.
+STORE_FORMAT = 3
 RECORD_FORMAT = "laissez-opt/run"
 #: Row statuses that are outcomes of the method, and so may be stored.
 RESULT_STATUSES = ("optimal", "feasible", "time_limit", "infeasible")
@@ -255,6 +262,10 @@ class RunStore:
 
     def _write(self, target: Path, text: str) -> None:
         tmp = target.with_name(f".{target.stem}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        # An unnamed file (Linux O_TMPFILE) first, named only just before the rename: a comparison killed
+        # while it writes a record (results come back to back now that workers parse nothing) leaves nothing.
+        if hasattr(os, "O_TMPFILE") and _write_anonymous(self.directory, tmp, target, text.encode("utf-8"), None):
+            return
         # Mode 0o666 before the umask: records are as readable as any file the user creates.
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         try:

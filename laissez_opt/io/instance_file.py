@@ -242,8 +242,8 @@ def _edge_lines(instance: Instance) -> list[str]:
     The common record (plain ids, one scalar utility) is formatted
     without going through ``json.dumps``; ``float.__repr__`` is what ``json`` writes
     for a finite float, so the text is the same (``tests/test_roundtrip.py``).  A
-    million edges take a fraction of a second instead of several seconds, which
-    ``compare`` pays for every instance it hashes.
+    million edges take a fraction of a second instead of several seconds (``compare``
+    no longer writes the text: it hashes the columns, :mod:`laissez_opt.io.digest`).
     """
     plain = {name: _plain(name) for name in {a.id for a in instance.agents} | {p.id for p in instance.pools}}
     lines = []
