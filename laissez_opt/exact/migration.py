@@ -76,7 +76,7 @@ from ..instance import Instance
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import relative_gap
-from ..result import Result, allocation_records, edge_utilities
+from ..result import Result, agent_values, allocation_columns, edge_utilities
 from ..limits import SizeEstimate, TimeLimitReached, check_deadline, remaining
 from .common import add_allocation, allocation_size
 
@@ -802,8 +802,8 @@ def schedule_result(instance: Instance, method: str, kept: np.ndarray, stats: li
     params = fields.pop("params", {})
     params["objective"] = objective
     return Result(instance=instance.name, method=method, objective=value,
-                  allocation=allocation_records(instance, amounts),
-                  utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
+                  allocation=allocation_columns(instance, amounts),
+                  utilities=agent_values(instance, utilities),
                   payments={a.id: s["money"] for a, s in zip(instance.agents, stats)},
                   metrics=metrics, details=details, params=params, amounts=amounts, mode="integral", **fields)
 

@@ -109,7 +109,7 @@ from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ._baseline_common import heuristic_size
 from ..modeling.solution import relative_gap
-from ..result import Result, allocation_records
+from ..result import Result, agent_values, allocation_columns
 from ._fastpaths import edges_in_order, touched_utilities
 
 __all__ = ["AuctionOutcome", "auction_matrix", "solve_auction", "eps_schedule"]
@@ -380,8 +380,8 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
         objective=objective,
         bound=bound,
         gap=relative_gap(objective, bound),
-        allocation=allocation_records(instance, amounts),
-        utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
+        allocation=allocation_columns(instance, amounts),
+        utilities=agent_values(instance, utilities),
         timing={"build_s": max(0.0, elapsed - solve_s - load_s), "solve_s": solve_s,
                 **({"load_s": load_s} if load_s else {})},
         route="auction",

@@ -93,7 +93,7 @@ from ..errors import InputError
 from ..instance import Instance
 from ..limits import check_deadline
 from ..method_spec import Method, Option
-from ..result import Result, allocation_records
+from ..result import Result, agent_values, allocation_columns
 from ._fastpaths import edges_in_order, touched_utilities, use_compiled
 from ._baseline_common import agent_of, heuristic_size, read_state, state_option
 from .thresholds import GRID, ThresholdPolicy, make_policy
@@ -949,8 +949,8 @@ def solve_mtf(
         status="feasible",
         solver=None,
         objective=float(instance.weights @ utilities),
-        allocation=allocation_records(instance, amounts),
-        utilities={a.id: float(u) for a, u in zip(instance.agents, utilities)},
+        allocation=allocation_columns(instance, amounts),
+        utilities=agent_values(instance, utilities),
         timing={"build_s": 0.0, "solve_s": time.perf_counter() - t0},
         route="mtf",
         mode="integral",

@@ -249,7 +249,7 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     from ..analysis.metrics import basic_metrics
     from ..analysis.verify import verify
     from ..exact.maxmin import NORMALIZERS
-    from ..result import Result, allocation_records
+    from ..result import Result, agent_values, allocation_columns, utility_map
 
     start = time.perf_counter()
     if method == "maxmin" and not fractional:
@@ -284,14 +284,14 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
             "every part runs all its leximin levels (exact waterfilling within the part); bound and gap are "
             "those of the first level, the max-min value: later levels have no certified bound")
         details["normalizer"] = normalizer
-        details["leximin"] = dict(zip((a.id for a in instance.agents), out["values"].tolist()))
+        details["leximin"] = utility_map(instance, out["values"])
     k = out["details"]["k"]
     message = (f"POP partition into {k} random parts: a feasible allocation with a proven gap"
                + ("" if gap is None else f" of {gap:.3g}") + ", not an optimum")
     result = Result(
         instance=instance.name, method=method, status="feasible", solver="highs", objective=objective,
-        bound=bound, gap=gap, allocation=allocation_records(instance, amounts[:, None]),
-        utilities=dict(zip((a.id for a in instance.agents), utilities.tolist())), timing=out["timing"],
+        bound=bound, gap=gap, allocation=allocation_columns(instance, amounts[:, None]),
+        utilities=agent_values(instance, utilities), timing=out["timing"],
         params={"partitions": partitions, "partition_seed": partition_seed, "executor": executor,
                 "fractional": fractional, **({"normalizer": normalizer} if method == "maxmin" else {})},
         route="partitioned", solver_status=f"{k} parts",
