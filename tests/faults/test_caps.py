@@ -80,7 +80,7 @@ def test_a_run_whose_estimate_exceeds_the_memory_cap_is_refused_before_it_starts
 
     inst = lo.generate("gavel", 400, 4, seed=1)  # integral maxmin: 400^2 ordered-outcome columns, about 230 MiB
     table = compare([inst], ["greedy", "maxmin"], objectives=["weighted_welfare"], run_memory="100MiB",
-                    store=tmp_path / "runs")
+                    method_options={"maxmin": {"levels": "ordered_outcomes"}}, store=tmp_path / "runs")
     rows = {row["method"]: row for row in table.rows}
     refused = rows["maxmin"]
     assert refused["status"] == "error" and refused["error_kind"] == "memory_cap"
