@@ -652,7 +652,8 @@ def _maxmin_objective(instance: Instance, result: Result, utility: np.ndarray, w
         scale = instance.weights
     else:
         # Edge by edge, round by round: the order in which the record walk adds.
-        worth = (instance.counts[instance.edge_pool][:, None] * edge_utility).ravel()
+        counts = instance.counts[instance.edge_pool]
+        worth = counts * edge_utility[:, 0] if rounds == 1 else (counts[:, None] * edge_utility).ravel()
         full = np.bincount(edge_agent if rounds == 1 else np.repeat(edge_agent, rounds), weights=worth, minlength=n)
         scale = instance.weights / _sequential_sum(instance.weights) * full
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -162,6 +162,24 @@ class ColumnGeneration:
     columns: list = field(default_factory=list)
 
 
+
+def _column_matrix(jobs, columns, rate: np.ndarray, R: int) -> tuple[list[float], np.ndarray, np.ndarray]:
+    """Cost of each schedule column and its capacity-row incidences (row ``c R + r``, column ``k``).
+
+    A column ``(j, chosen)`` runs job ``j`` in the rounds where ``chosen >= 0``, on the pool of its
+    edge ``chosen[r]``; it costs the pools' prices per round times the job's size.
+    """
+    costs, rows, cols = [], [], []
+    for k, (j, chosen) in enumerate(columns):
+        job = jobs[j]
+        rounds = np.flatnonzero(chosen >= 0)
+        pools = job.pools[chosen[rounds]]
+        rows.append(pools * R + job.lo + rounds)
+        cols.append(np.full(rounds.size, k))
+        costs.append(float(rate[pools].sum() * job.size))
+    empty = np.zeros(0, dtype=np.int64)
+    return costs, np.concatenate(rows) if rows else empty, np.concatenate(cols) if cols else empty
+
 def _master(jobs, columns, costs, usage_rows, usage_cols, n_slots, counts_flat, *, integral=False,
             time_limit=None, start=None, threads=None, artificial=None, cutoff=None):
     """The restricted master over ``columns``: an LP with duals, or the integer programme.
@@ -377,9 +395,7 @@ def master_schedule(instance: Instance, cg: ColumnGeneration, incumbent: np.ndar
         return None
     R, P = instance.rounds, instance.n_pools
     rate = instance.base_prices * instance.round_hours
-    columns, costs, u_rows, u_cols = [], [], [], []
-    seen = set()
-    start_cols = []
+    columns, seen, start_cols = [], set(), []
     for j, job in enumerate(jobs):
         row = incumbent[job.index, job.lo:job.hi]
         mine = np.full(row.size, -1, dtype=np.int64)
@@ -392,18 +408,12 @@ def master_schedule(instance: Instance, cg: ColumnGeneration, incumbent: np.ndar
         if (j, chosen.tobytes()) not in seen and _keeps_work(jobs[j], chosen):
             seen.add((j, chosen.tobytes()))
             columns.append((j, chosen))
-    for k, (j, chosen) in enumerate(columns):
-        job = jobs[j]
-        rounds = np.flatnonzero(chosen >= 0)
-        pools = job.pools[chosen[rounds]]
-        u_rows.append(pools * R + job.lo + rounds)
-        u_cols.append(np.full(rounds.size, k))
-        costs.append(float(rate[pools].sum() * job.size))
+    costs, u_rows, u_cols = _column_matrix(jobs, columns, rate, R)
     start = np.zeros(len(columns))
     start[start_cols] = 1.0
     counts_flat = np.repeat(instance.counts.astype(float), R)
     try:
-        _, solution = _master(jobs, columns, costs, np.concatenate(u_rows), np.concatenate(u_cols), P * R,
+        _, solution = _master(jobs, columns, costs, u_rows, u_cols, P * R,
                               counts_flat, integral=True, time_limit=time_limit, start=start, threads=threads)
     except NoSolutionError:
         return None
@@ -669,21 +679,14 @@ def exact_by_enumeration(instance: Instance, lam: np.ndarray, bound: float, uppe
         if (j, chosen.tobytes()) not in seen:
             seen.add((j, chosen.tobytes()))
             columns.append((j, chosen))
-    costs, u_rows, u_cols = [], [], []
-    for k, (j, chosen) in enumerate(columns):
-        job = jobs[j]
-        rounds = np.flatnonzero(chosen >= 0)
-        pools = job.pools[chosen[rounds]]
-        u_rows.append(pools * R + job.lo + rounds)
-        u_cols.append(np.full(rounds.size, k))
-        costs.append(float(rate[pools].sum() * job.size))
+    costs, u_rows, u_cols = _column_matrix(jobs, columns, rate, R)
     if time_limit is not None and len(columns) > COLUMNS_PER_SECOND * time_limit:
         return None, None  # HiGHS would not stop in time on a master this large (measured: presolve overruns)
     if len({j for j, _ in columns}) < len(jobs):
         return None, upper  # a job has no schedule cheaper than the incumbent allows: nothing cheaper exists
     counts_flat = np.repeat(instance.counts.astype(float), R)
     try:
-        _, solution = _master(jobs, columns, costs, np.concatenate(u_rows), np.concatenate(u_cols), P * R,
+        _, solution = _master(jobs, columns, costs, u_rows, u_cols, P * R,
                               counts_flat, integral=True, time_limit=time_limit, threads=threads,
                               cutoff=upper - 1e-9 * max(1.0, abs(upper)))
     except NoSolutionError:

@@ -100,6 +100,17 @@ def _grow(a, size):
 
 
 @jit
+def _first_open(pool, rem, p, e):
+    """The first list position at or after ``p`` (before ``e``) whose pool has devices left; ``e`` when none.
+
+    A full pool stays full for the rest of the round, so an agent's pointer moves past it for good.
+    """
+    while p < e and rem[pool[p]] == 0:
+        p += 1
+    return p
+
+
+@jit
 def token_phase(pool, score, ptr, end, rem, left, cap, budgets, thresholds, active):
     """Phase 1 of a round (``mtf.mtf_round``): agents by budget descending, ties by index, each buys one
     device of its best remaining pool while its score is at least its threshold.
@@ -180,16 +191,12 @@ def token_phase(pool, score, ptr, end, rem, left, cap, budgets, thresholds, acti
             c = pool[p]
             if rem[c] == 0:
                 q = p
-                p += 1
-                while p < e:
-                    c = pool[p]
-                    if rem[c] != 0:
-                        break
-                    p += 1
+                p = _first_open(pool, rem, p + 1, e)
                 steps += p - q
                 ptr[i] = p
                 if p == e:
                     continue
+                c = pool[p]
             if score[p] < thresholds[i] or cap[i] == 0:
                 continue
             rem[c] -= 1
@@ -242,16 +249,12 @@ def round_robin(pool, ptr, end, rem, left, cap, active, turn, n, picks_agent, pi
         c = pool[p]
         if rem[c] == 0:
             q = p
-            p += 1
-            while p < e:
-                c = pool[p]
-                if rem[c] != 0:
-                    break
-                p += 1
+            p = _first_open(pool, rem, p + 1, e)
             steps += p - q
             ptr[i] = p
             if p == e:
                 continue
+            c = pool[p]
         rem[c] -= 1
         left -= 1
         cap[i] -= 1
