@@ -402,8 +402,9 @@ def _allocation_columns(instance: Instance, result: Result):
         if not (edge.dtype.kind == rounds.dtype.kind == "i" and amounts.dtype == np.float64
                 and edge.shape == rounds.shape == amounts.shape and edge.ndim == 1):
             raise _Fallback
-        _check((edge >= 0) & (edge < instance.n_edges))
-        return instance.edge_agent[edge], instance.edge_pool[edge], rounds.astype(np.int64), amounts, edge
+        if edge.size:
+            _check(edge.min() >= 0 and edge.max() < instance.n_edges)
+        return instance.edge_agent[edge], instance.edge_pool[edge], rounds.astype(np.int64, copy=False), amounts, edge
     allocation = result.allocation
     size = len(allocation)
     if size == 0:
@@ -647,7 +648,8 @@ def _maxmin_objective(instance: Instance, result: Result, utility: np.ndarray, w
     else:
         in_window = (np.arange(rounds) >= arrival[edge_agent, None]) & (np.arange(rounds) <= last[edge_agent, None])
         positive = np.any((edge_utility > 0) & in_window, axis=1)
-    usable = np.bincount(edge_agent, weights=positive, minlength=n) > 0
+    usable = np.zeros(n, dtype=bool)
+    usable[edge_agent[positive]] = True
     if result.params.get("normalizer", "equal_share") == "raw":
         scale = instance.weights
     else:
