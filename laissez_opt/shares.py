@@ -33,11 +33,20 @@ __all__ = ["equal_share_utilities", "capped_share_ratios"]
 
 
 def equal_share_utilities(instance: Instance) -> np.ndarray:
-    """``U_i^ex``: the utility of ``w_i / sum w`` of every device in every round."""
-    share = instance.weights / instance.weights.sum()
-    per_edge = instance.edge_utility.sum(axis=1) * instance.counts[instance.edge_pool]
-    total = np.bincount(instance.edge_agent, weights=per_edge, minlength=instance.n_agents)
-    return share * total
+    """``U_i^ex``: the utility of ``w_i / sum w`` of every device in every round.
+
+    A pass over every edge, done once per instance (kept beside its array views,
+    which are as immutable as it): every result's ``min_phi`` needs it, and on a
+    dense instance it costs more than a fast heuristic's whole run.  Each call
+    returns a fresh copy of the ``n`` values.
+    """
+    cached = instance.__dict__.get("_equal_share_utilities")
+    if cached is None:
+        share = instance.weights / instance.weights.sum()
+        per_edge = instance.edge_utility.sum(axis=1) * instance.counts[instance.edge_pool]
+        total = np.bincount(instance.edge_agent, weights=per_edge, minlength=instance.n_agents)
+        cached = instance.__dict__["_equal_share_utilities"] = share * total
+    return cached.copy()
 
 
 def capped_share_ratios(instance: Instance) -> np.ndarray:
