@@ -259,6 +259,20 @@ class RunStore:
         record = {"format": RECORD_FORMAT, "store_version": STORE_FORMAT, "library": library_version(),
                   "key": key, "row": row}
         self._write(self._path(key), json.dumps(record, sort_keys=True, allow_nan=True) + "\n")
+        self._remove_dead_writers_files(key)
+
+    def _remove_dead_writers_files(self, key: str) -> None:
+        # A writer killed between naming its temporary file and the rename leaves it behind; writers
+        # that hold no claim (a simulate sweep's parent) never meet it again. The file names its
+        # writer's process id: remove those whose writer is gone (a live one may still rename).
+        for path in self.directory.glob(f".{key}.*.tmp"):
+            parts = path.name.split(".")
+            pid = int(parts[2]) if len(parts) > 3 and parts[2].isdigit() else None
+            if pid is not None and pid != os.getpid() and not _alive(pid):
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
 
     def _write(self, target: Path, text: str) -> None:
         tmp = target.with_name(f".{target.stem}.{os.getpid()}.{os.urandom(4).hex()}.tmp")

@@ -144,3 +144,18 @@ def test_a_new_library_version_does_not_reuse_old_records(tmp_path, monkeypatch)
     monkeypatch.setattr("laissez_opt.harness.store.library_version", lambda: "999.0.0")
     assert _compare(store).computed == 4
     assert len(RunStore(store).keys()) == 8
+
+
+def test_a_dead_writers_temporary_file_goes_when_its_key_is_written_again(tmp_path):
+    store = tmp_path / "runs"
+    _compare(store)
+    runs = RunStore(store)
+    key = runs.keys()[0]
+    row = json.loads((store / f"{key}.json").read_text())["row"]
+    dead = store / f".{key}.999999999.0badf00d.tmp"  # above any process id Linux hands out
+    live = store / f".{key}.{os.getppid()}.0badf00d.tmp"  # a live writer may still rename its file
+    dead.write_text("{")
+    live.write_text("{")
+    runs.put(key, row)
+    assert not dead.exists() and live.exists()
+    assert runs.keys() == RunStore(store).keys()
