@@ -163,6 +163,17 @@ class ColumnGeneration:
 
 
 
+
+def _schedule_of(instance: Instance, jobs, columns, values: np.ndarray) -> np.ndarray:
+    """The ``n x R`` schedule (edge per agent and round, -1 idle) of the columns an integer master chose."""
+    out = np.full((instance.n_agents, instance.rounds), -1, dtype=np.int64)
+    for k in np.flatnonzero(values > 0.5).tolist():
+        j, chosen = columns[k]
+        job = jobs[j]
+        rounds = np.flatnonzero(chosen >= 0)
+        out[job.index, job.lo + rounds] = job.edges[chosen[rounds]]
+    return out
+
 def _column_matrix(jobs, columns, rate: np.ndarray, R: int) -> tuple[list[float], np.ndarray, np.ndarray]:
     """Cost of each schedule column and its capacity-row incidences (row ``c R + r``, column ``k``).
 
@@ -419,12 +430,7 @@ def master_schedule(instance: Instance, cg: ColumnGeneration, incumbent: np.ndar
         return None
     if solution.values is None:
         return None
-    out = np.full((instance.n_agents, R), -1, dtype=np.int64)
-    for k in np.flatnonzero(solution.values > 0.5).tolist():
-        j, chosen = columns[k]
-        job = jobs[j]
-        rounds = np.flatnonzero(chosen >= 0)
-        out[job.index, job.lo + rounds] = job.edges[chosen[rounds]]
+    out = _schedule_of(instance, jobs, columns, solution.values)
     return out
 
 
@@ -696,12 +702,7 @@ def exact_by_enumeration(instance: Instance, lam: np.ndarray, bound: float, uppe
     proven = None if solution.bound is None else min(upper, float(solution.bound))
     if solution.values is None:
         return None, proven
-    out = np.full((instance.n_agents, R), -1, dtype=np.int64)
-    for k in np.flatnonzero(solution.values > 0.5).tolist():
-        j, chosen = columns[k]
-        job = jobs[j]
-        rounds = np.flatnonzero(chosen >= 0)
-        out[job.index, job.lo + rounds] = job.edges[chosen[rounds]]
+    out = _schedule_of(instance, jobs, columns, solution.values)
     if solution.status == "optimal":
         proven = min(upper, float(solution.objective))
     return out, proven

@@ -259,20 +259,9 @@ class RunStore:
         record = {"format": RECORD_FORMAT, "store_version": STORE_FORMAT, "library": library_version(),
                   "key": key, "row": row}
         self._write(self._path(key), json.dumps(record, sort_keys=True, allow_nan=True) + "\n")
-        self._remove_dead_writers_files(key)
-
-    def _remove_dead_writers_files(self, key: str) -> None:
         # A writer killed between naming its temporary file and the rename leaves it behind; writers
-        # that hold no claim (a simulate sweep's parent) never meet it again. The file names its
-        # writer's process id: remove those whose writer is gone (a live one may still rename).
-        for path in self.directory.glob(f".{key}.*.tmp"):
-            parts = path.name.split(".")
-            pid = int(parts[2]) if len(parts) > 3 and parts[2].isdigit() else None
-            if pid is not None and pid != os.getpid() and not _alive(pid):
-                try:
-                    path.unlink()
-                except OSError:
-                    pass
+        # that hold no claim (a simulate sweep's parent) never meet it again: remove the dead writers'.
+        self._remove_partial_writes(key, dead_writers_only=True)
 
     def _write(self, target: Path, text: str) -> None:
         tmp = target.with_name(f".{target.stem}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
@@ -299,9 +288,14 @@ class RunStore:
         """Keys of every record file (valid or not)."""
         return sorted(p.stem for p in self.directory.glob("*.json") if not p.name.startswith("."))
 
-    def _remove_partial_writes(self, key: str) -> None:
-        # Only the holder of a key's claim writes its record, so any temporary file is a dead writer's.
+    def _remove_partial_writes(self, key: str, *, dead_writers_only: bool = False) -> None:
+        # Under a claim only its holder writes the key's record, so any temporary file is a dead
+        # writer's. Without one, keep the files whose writer (the process id in the name) still runs.
         for path in self.directory.glob(f".{key}.*tmp"):
+            if dead_writers_only:
+                pid = path.name.split(".")[2] if path.name.count(".") > 3 else ""
+                if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+                    continue
             try:
                 path.unlink()
             except OSError:
