@@ -26,7 +26,7 @@ Example
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter
 from typing import Callable, Iterable, Mapping, Sequence
@@ -398,6 +398,25 @@ class Instance:
     def agents(self, value) -> None:
         self.__dict__.pop("_agents_later", None)
         self.__dict__["_agents"] = value
+
+    def agent_field(self, name: str) -> list:
+        """Field ``name`` of every agent in row order, read from the columns while the records are unbuilt.
+
+        A reader that defers the agent records (a file read, a generated or
+        binary instance) keeps its columns; reading one of them costs a list,
+        not a million records.  Otherwise the records are read.
+
+        >>> inst = Instance([Pool("P")], [Agent("A", work=2.0), Agent("B")], [Edge("A", "P", 1.0), Edge("B", "P", 1.0)])
+        >>> inst.agent_field("work")
+        [2.0, None]
+        """
+        if name not in Agent.__dataclass_fields__:
+            raise ValueError(f"agents have no field {name!r}")
+        later = self.__dict__.get("_agents_later")
+        column = getattr(later[1], "column", None) if later is not None else None
+        if column is not None:
+            return column(name)
+        return [getattr(agent, name) for agent in self.agents]
 
     @property
     def edges(self) -> tuple[Edge, ...]:

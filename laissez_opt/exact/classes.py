@@ -58,6 +58,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -220,10 +221,10 @@ class AgentClasses:
             new.amounts = amounts
             new.allocation = allocation_columns(instance, amounts)
             new.utilities = agent_values(instance, edge_utilities(instance, amounts))
-        ids = [a.id for a in instance.agents]
-        small_ids = [a.id for a in small.agents]
+        ids = list(instance.agent_index)
+        small_ids = list(small.agent_index)
         for key in (*same, *shared):
-            if isinstance(details.get(key), dict):
+            if isinstance(details.get(key), Mapping):
                 per_class = [details[key][a] for a in small_ids]
                 if key in shared:
                     values = (np.asarray(per_class, dtype=np.float64)[self.label] / self.size[self.label]).tolist()
