@@ -490,25 +490,25 @@ def _at_most(load: np.ndarray, keys: np.ndarray | None, limit: np.ndarray, round
     _check(load <= bound + slack)
 
 
-def _chosen(instance: Instance, rows) -> tuple:
-    agents = instance.agents
-    return agents if isinstance(rows, range) and len(rows) == len(agents) else [agents[i] for i in rows]
+def _field(instance: Instance, name: str, rows) -> list:
+    """The agents' field ``name`` for ``rows``, read from the instance's columns (no record built when deferred)."""
+    values = instance.agent_field(name)
+    return values if isinstance(rows, range) and len(rows) == len(values) else [values[i] for i in rows]
 
 
 def _windows(instance: Instance, rows) -> tuple[np.ndarray, np.ndarray]:
-    """Arrival ``a_i`` and last usable round ``min(deadline, R - 1)`` of the agents ``rows``, from their records."""
+    """Arrival ``a_i`` and last usable round ``min(deadline, R - 1)`` of the agents ``rows``."""
     size = len(rows)
-    chosen = _chosen(instance, rows)
-    arrival = np.fromiter(map(operator.attrgetter("arrival"), chosen), dtype=np.int64, count=size)
+    arrival = np.fromiter(_field(instance, "arrival", rows), dtype=np.int64, count=size)
     # Deadlines are integers below 2**31 (checked on construction), exact as floats; null reads as NaN.
-    deadline = np.fromiter(map(operator.attrgetter("deadline"), chosen), dtype=np.float64, count=size)
+    deadline = np.fromiter(_field(instance, "deadline", rows), dtype=np.float64, count=size)
     last = np.where(np.isnan(deadline), instance.rounds - 1, np.minimum(deadline, instance.rounds - 1))
     return arrival, last.astype(np.int64)
 
 
 def _column(instance: Instance, name: str, rows, default: float) -> np.ndarray:
-    """The agents' field ``name`` (``default`` where null) as floats, read from their records."""
-    values = np.fromiter(map(operator.attrgetter(name), _chosen(instance, rows)), dtype=np.float64, count=len(rows))
+    """The agents' field ``name`` (``default`` where null) as floats."""
+    values = np.fromiter(_field(instance, name, rows), dtype=np.float64, count=len(rows))
     return np.where(np.isnan(values), default, values)
 
 

@@ -136,8 +136,7 @@ class AgentClasses:
         if weight not in ("total", "member"):
             raise ValueError(f"weight must be 'total' or 'member', got {weight!r}")
         agents = []
-        for g, i in enumerate(self.representative.tolist()):
-            a = instance.agents[i]
+        for g, a in enumerate(instance.agent_rows(self.representative.tolist())):
             n_g = int(self.size[g])
             agents.append(dataclasses.replace(
                 a,
@@ -148,7 +147,7 @@ class AgentClasses:
         is_rep = np.zeros(instance.n_agents, dtype=bool)
         is_rep[self.representative] = True
         keep = np.flatnonzero(is_rep[instance.edge_agent])
-        edges = [instance.edges[e] for e in keep.tolist()]
+        edges = instance.edge_rows(keep.tolist())
         return Instance(instance.pools, agents, edges, rounds=instance.rounds, round_hours=instance.round_hours,
                         name=f"{instance.name} (classes)", description=instance.description)
 
@@ -360,7 +359,7 @@ def agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) -> AgentC
 
 def _scalar_columns(instance: Instance, keys: Sequence[np.ndarray]) -> np.ndarray:
     """``n x K`` float array of the per-agent data classes must share."""
-    arrival = np.fromiter((a.arrival for a in instance.agents), dtype=np.float64, count=instance.n_agents)
+    arrival = np.array(instance.agent_field("arrival"), dtype=np.float64)
     columns = [instance.weights, instance.demands, arrival, instance.last_rounds.astype(np.float64)]
     for k in keys:
         k = np.asarray(k, dtype=np.float64)

@@ -345,15 +345,39 @@ def _column_agents(ids: list, weights: np.ndarray, demands: np.ndarray) -> Defer
                                      _Same(None)])
 
 
-def _column_edges(ids: list, pool_ids: list, edge_agent: np.ndarray, edge_pool: np.ndarray, utility: np.ndarray,
-                  bid: np.ndarray | None, cost: np.ndarray | None) -> tuple:
-    """The edge records of :func:`instance_from_columns`."""
-    n_edges = edge_agent.size
-    names = np.array(ids, dtype=object)
-    pool_names = np.array(pool_ids, dtype=object)
-    utilities = list(map(tuple, utility.tolist())) if utility.ndim == 2 else utility.tolist()
-    extra = [repeat(None, n_edges) if column is None else column.tolist() for column in (bid, cost)]
-    return _build(Edge, _EDGE_RECORD, [names[edge_agent].tolist(), pool_names[edge_pool].tolist(), utilities, *extra])
+class ColumnEdges:
+    """The deferred edge records of :func:`instance_from_columns`: built on first use, any rows before.
+
+    ``utility`` is ``(E,)`` or ``(E, R)``; ``bid`` and ``cost`` are ``(E,)`` or
+    None (absent everywhere).  :meth:`rows` builds the records of chosen rows
+    only (``Instance.edge_rows``), for a caller that copies a few edges of a
+    million, such as the class instance of symmetry compression.
+    """
+
+    __slots__ = ("ids", "pool_ids", "edge_agent", "edge_pool", "utility", "bid", "cost")
+
+    def __init__(self, ids: list, pool_ids: list, edge_agent: np.ndarray, edge_pool: np.ndarray,
+                 utility: np.ndarray, bid: np.ndarray | None, cost: np.ndarray | None):
+        self.ids, self.pool_ids, self.edge_agent, self.edge_pool = ids, pool_ids, edge_agent, edge_pool
+        self.utility, self.bid, self.cost = utility, bid, cost
+
+    def _columns(self, pick) -> tuple:
+        names = np.array(self.ids, dtype=object)
+        pool_names = np.array(self.pool_ids, dtype=object)
+        utility = pick(self.utility)
+        utilities = list(map(tuple, utility.tolist())) if utility.ndim == 2 else utility.tolist()
+        size = len(utilities)
+        extra = [repeat(None, size) if column is None else pick(column).tolist() for column in (self.bid, self.cost)]
+        return _build(Edge, _EDGE_RECORD, [names[pick(self.edge_agent)].tolist(),
+                                           pool_names[pick(self.edge_pool)].tolist(), utilities, *extra])
+
+    def __call__(self) -> tuple:
+        return self._columns(lambda column: column)
+
+    def rows(self, rows: Sequence[int]) -> tuple:
+        """The records of edges ``rows``, in that order."""
+        index = np.asarray(rows, dtype=np.int64)
+        return self._columns(lambda column: column[index])
 
 
 def _rare_fields(agents: list, rounds: int, agent_cols: list) -> bool:
@@ -610,8 +634,8 @@ def instance_from_columns(
     unbounded = demands < 0
     # The records are built when first asked for (half of generating a million agents otherwise).
     inst._records_later("agents", n, _column_agents(ids, weights, demands))
-    inst._records_later("edges", n_edges, partial(_column_edges, ids, [pool.id for pool in inst.pools], edge_agent,
-                                                  edge_pool, utility, *extra))
+    inst._records_later("edges", n_edges, ColumnEdges(ids, [pool.id for pool in inst.pools], edge_agent,
+                                                       edge_pool, utility, *extra))
     views = {
         "agent_index": index,
         "pool_index": {pool.id: c for c, pool in enumerate(inst.pools)},

@@ -215,7 +215,7 @@ def _agent_columns(instance: Instance) -> list[Sequence]:
 def _edge_columns(instance: Instance) -> dict[str, Any]:
     """Round-0 utility, per-round rows and table, bid and cost (values, given) of every edge."""
     from .binary import _EdgeRecords
-    from .columns import _EDGE_RECORD, _build, _column_edges
+    from .columns import _EDGE_RECORD, ColumnEdges, _build
 
     e = instance.n_edges
     build = _builder(instance, "edges")
@@ -225,8 +225,8 @@ def _edge_columns(instance: Instance) -> dict[str, Any]:
         pairs = [(np.zeros(e), np.zeros(e, np.bool_)) if pair is None else (pair[0], pair[1])
                  for pair in (build.bid, build.cost)]
         return {"utility": build.utility, "rows": rows, "rounds": table, "bid": pairs[0], "cost": pairs[1]}
-    if isinstance(build, partial) and build.func is _column_edges:
-        utility, bid, cost = build.args[4:7]
+    if isinstance(build, ColumnEdges):
+        utility, bid, cost = build.utility, build.bid, build.cost
         utility = np.asarray(utility, np.float64)
         if utility.ndim == 2:
             out = {"utility": utility[:, 0], "rows": np.arange(e, dtype=np.int64), "rounds": utility}
