@@ -80,7 +80,8 @@ from ..result import Result, agent_values, allocation_columns, edge_utilities
 from ..limits import SizeEstimate, TimeLimitReached, check_deadline, remaining
 from .common import add_allocation, allocation_size
 
-__all__ = ["OBJECTIVES", "build_migration", "solve_migration", "job_sizes", "job_work", "replay"]
+__all__ = ["OBJECTIVES", "build_migration", "solve_migration", "job_sizes", "job_work", "objective_unit", "replay",
+           "round_bound"]
 
 OBJECTIVES = ("work", "completion", "cost")
 
@@ -130,6 +131,68 @@ def _row_scale(values: np.ndarray) -> float | None:
         if np.all(np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1.0, np.abs(scaled))):
             return 10.0**k
     return None
+
+
+def objective_unit(instance: Instance, objective: str = "cost") -> float | None:
+    """``delta``: a unit of which every achievable objective value is an integer multiple; None when none is found.
+
+    * ``cost``: money is ``sum b_c h s_i`` over the device-rounds held, so it is
+      a multiple of ``delta = h g / 10^k`` when the least ``10^k`` (``k <= 6``)
+      makes every ``b_c s_i`` of a fitting edge an integer ``n_{i,c}`` and
+      ``g = gcd(n_{i,c})``;
+    * ``completion``: ``sum_i w_i (t_i + 1)`` with integer ``t_i``: a multiple
+      of ``g / 10^k`` for the weights ``w_i`` (jobs whose work is 0 add nothing);
+    * ``work``: ``sum_i w_i W_i [done]``: a multiple of ``g / 10^k`` for ``w_i W_i``.
+
+    None when no such power of ten exists (arbitrary floats), when every
+    coefficient is 0, or when the integers would pass ``2^53`` (not exact in a
+    double).  Every value ``V`` of a schedule then satisfies ``V = n delta``;
+    :func:`round_bound` uses that to round bounds.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("a", base_price=0.606), lo.Pool("b", base_price=0.48)], [lo.Agent("A")],
+    ...                    [lo.Edge("A", "a", 1.0), lo.Edge("A", "b", 1.0)], rounds=2, round_hours=1 / 12)
+    >>> round(1 / objective_unit(inst))  # gcd(606, 480) = 6 thousandths per device-hour, times 1/12 h
+    2000
+    """
+    objective = _check_objective(objective)
+    if objective == "cost":
+        sizes = job_sizes(instance)
+        fits = (sizes[instance.edge_agent] > 0) & (sizes[instance.edge_agent] <= instance.counts[instance.edge_pool])
+        values = instance.base_prices[instance.edge_pool[fits]] * sizes[instance.edge_agent[fits]]
+        factor = float(instance.round_hours)
+    elif objective == "completion":
+        values, factor = np.asarray(instance.weights, dtype=float)[job_work(instance) > 0], 1.0
+    else:
+        values, factor = np.asarray(instance.weights, dtype=float) * job_work(instance), 1.0
+    values = np.abs(values[values != 0])
+    if values.size == 0:
+        return None
+    scale = _row_scale(values)
+    if scale is None or float(values.max()) * scale >= 2.0**53:
+        return None
+    g = int(np.gcd.reduce(np.round(values * scale).astype(np.int64)))
+    return factor * g / scale if g > 0 else None
+
+
+def round_bound(bound: float | None, unit: float | None, *, maximise: bool = False) -> float | None:
+    """A bound rounded to the next multiple of ``unit`` toward the objective (up when minimising).
+
+    When every achievable value is a multiple ``n delta`` (:func:`objective_unit`)
+    and ``OPT >= B``, then ``OPT >= delta ceil(B / delta)``: the least multiple
+    not below ``B`` (``floor`` when maximising).  ``B`` is a floating-point
+    number: it is first moved by ``10^-6 + 10^-9 |B / delta|`` units against the
+    rounding, so a bound computed a hair above a multiple is not lifted to the
+    next one.  Unchanged when ``unit`` or ``bound`` is None or not finite.
+
+    >>> [round(round_bound(b / 6000, 1 / 6000) * 6000, 6) for b in (24094.0, 24094.2, 24094.000001)]
+    [24094.0, 24095.0, 24094.0]
+    """
+    if unit is None or bound is None or not math.isfinite(bound):
+        return bound
+    k = bound / unit
+    tol = 1e-6 + 1e-9 * abs(k)
+    return unit * (math.floor(k + tol) if maximise else math.ceil(k - tol))
 
 
 def _completion_rows(progress: np.ndarray, mu: float, work: float) -> tuple[np.ndarray, float, float]:

@@ -73,13 +73,13 @@ from ..result import Result
 from .migration import _cheapest_completion, completion_threshold, job_sizes, job_work, objective_value, replay
 
 __all__ = ["ColumnGeneration", "column_generation", "enumerate_columns", "exact_by_enumeration", "fixings", "improve",
-           "master_schedule", "schedule_money",
+           "master_schedule", "prune_dominated", "schedule_money",
            "sequential_schedule", "solve_colgen"]
 
 #: Wentges smoothing weight on the best prices so far.
 SMOOTHING = 0.5
 #: Enumerated columns the set-partitioning programme may hold per second of its time limit.
-COLUMNS_PER_SECOND = 1000
+COLUMNS_PER_SECOND = 4000
 #: Relative distance between the master's LP value and the bound at which column generation stops.
 CONVERGED = 1e-6
 
@@ -180,16 +180,23 @@ def _column_matrix(jobs, columns, rate: np.ndarray, R: int) -> tuple[list[float]
     A column ``(j, chosen)`` runs job ``j`` in the rounds where ``chosen >= 0``, on the pool of its
     edge ``chosen[r]``; it costs the pools' prices per round times the job's size.
     """
-    costs, rows, cols = [], [], []
-    for k, (j, chosen) in enumerate(columns):
+    costs = np.zeros(len(columns))
+    rows, cols = [], []
+    by_job: dict[int, list[int]] = {}
+    for k, (j, _) in enumerate(columns):
+        by_job.setdefault(j, []).append(k)
+    for j, ks in by_job.items():
         job = jobs[j]
-        rounds = np.flatnonzero(chosen >= 0)
-        pools = job.pools[chosen[rounds]]
+        ks = np.asarray(ks, dtype=np.int64)
+        chosen = np.stack([columns[k][1] for k in ks.tolist()]).reshape(ks.size, -1)
+        which, rounds = np.nonzero(chosen >= 0)
+        pools = job.pools[chosen[which, rounds]]
         rows.append(pools * R + job.lo + rounds)
-        cols.append(np.full(rounds.size, k))
-        costs.append(float(rate[pools].sum() * job.size))
+        cols.append(ks[which])
+        costs[ks] = np.bincount(which, weights=rate[pools], minlength=ks.size) * job.size
     empty = np.zeros(0, dtype=np.int64)
-    return costs, np.concatenate(rows) if rows else empty, np.concatenate(cols) if cols else empty
+    return costs.tolist(), np.concatenate(rows) if rows else empty, np.concatenate(cols) if cols else empty
+
 
 def _master(jobs, columns, costs, usage_rows, usage_cols, n_slots, counts_flat, *, integral=False,
             time_limit=None, start=None, threads=None, artificial=None, cutoff=None):
@@ -662,19 +669,136 @@ def enumerate_columns(instance: Instance, lam: np.ndarray, bound: float, upper: 
     return out
 
 
+def _undominated(bits: np.ndarray, block: int = 256) -> np.ndarray:
+    """Rows of ``bits`` (packed sets, in priority order) that no earlier kept row is a subset of; their indices.
+
+    Blocks of ``block`` rows are first tested against every row kept so far at
+    once (``kept & ~q == 0`` on 64-bit words), then in order among themselves.
+    """
+    width = -(-bits.shape[1] // 8) * 8
+    padded = np.zeros((bits.shape[0], width), dtype=np.uint8)
+    padded[:, :bits.shape[1]] = bits
+    words = padded.view(np.uint64)
+    kept = np.empty((0, words.shape[1]), dtype=np.uint64)
+    out = []
+    for start in range(0, words.shape[0], block):
+        chunk = words[start:start + block]
+        if kept.shape[0]:
+            hit = np.zeros(chunk.shape[0], dtype=bool)
+            step = max(1, 4_000_000 // (chunk.shape[0] * words.shape[1]))  # at most 4 million words at once
+            for lo in range(0, kept.shape[0], step):
+                part = kept[lo:lo + step]
+                hit |= np.all((part[None, :, :] & ~chunk[:, None, :]) == 0, axis=2).any(axis=1)
+            alive = np.flatnonzero(~hit)
+        else:
+            alive = np.arange(chunk.shape[0])
+        mine: list[int] = []
+        for q in alive.tolist():
+            row = chunk[q]
+            if mine and np.all((chunk[mine] & ~row) == 0, axis=1).any():
+                continue
+            mine.append(q)
+        if mine:
+            kept = np.vstack([kept, chunk[mine]])
+            out.extend(start + q for q in mine)
+    return np.asarray(out, dtype=np.int64)
+
+
+def prune_dominated(jobs, columns, costs, u_rows: np.ndarray, u_cols: np.ndarray, counts_flat: np.ndarray, *,
+                    max_cells: int = 50_000_000) -> np.ndarray:
+    """Indices of the columns left once dominated ones are removed; the master's optimum (and feasibility under a
+    cutoff on money) is unchanged.
+
+    A capacity slot ``(c, r)`` *can bind* when the jobs that have a column
+    using it could together hold more than ``k_c`` devices there:
+    ``sum_i s_i [some column of i uses (c, r)] > k_c``.  Column ``A`` of job
+    ``i`` *dominates* column ``B`` of the same job when ``cost_A <= cost_B``
+    and the binding slots ``A`` uses are a subset of those ``B`` uses (equal
+    costs up to ``10^-12`` relative count as equal).  Replacing ``B`` by ``A``
+    in any feasible choice keeps it feasible (binding slots hold no more;
+    the other slots cannot overflow whatever is chosen) and costs no more, so
+    removing ``B`` changes neither the optimum nor whether a schedule under a
+    cutoff exists.  Removing columns can turn binding slots into free ones, so
+    the two steps repeat until nothing changes (each round's argument applies
+    to the columns left by the previous one).  Skipped (everything kept) when
+    one job's columns times the binding slots exceed ``max_cells``.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g", count=2, base_price=1.0)], [lo.Agent("A")], [lo.Edge("A", "g", 1.0)],
+    ...                    rounds=3)
+    >>> jobs, rate = _jobs(inst), inst.base_prices * inst.round_hours
+    >>> cols = enumerate_columns(inst, np.zeros((1, 3)), 1.0, 1.0)
+    >>> costs, rows, cs = _column_matrix(jobs, cols, rate, 3)
+    >>> prune_dominated(jobs, cols, costs, rows, cs, np.full(3, 2.0)).tolist()  # no slot can bind: one suffices
+    [0]
+    """
+    from scipy import sparse
+
+    k = len(columns)
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    owner = np.array([j for j, _ in columns], dtype=np.int64)
+    sizes = np.array([job.size for job in jobs], dtype=float)
+    costs = np.asarray(costs, dtype=float)
+    tie = 1e-12 * np.maximum(1.0, np.abs(costs))
+    incidence = sparse.csc_matrix((np.ones(u_rows.size), (u_rows, u_cols)), shape=(counts_flat.size, k))
+    alive, previous = np.ones(k, dtype=bool), None
+    while True:
+        live = np.flatnonzero(alive)
+        per_job = sparse.csr_matrix((np.ones(live.size), (live, owner[live])), shape=(k, len(jobs)))
+        touched = (incidence @ per_job) > 0
+        binding = np.flatnonzero(np.asarray(touched @ sizes).reshape(-1) > counts_flat + 1e-9)
+        sub = incidence[binding].tocsc()
+        keep = np.zeros(k, dtype=bool)
+        for j in np.unique(owner[live]).tolist():
+            mine = live[owner[live] == j]
+            if mine.size * max(1, binding.size) > max_cells:
+                keep[mine] = True
+                continue
+            used = sub[:, mine].T.toarray() > 0
+            bits = np.packbits(used, axis=1) if binding.size else np.zeros((mine.size, 1), dtype=np.uint8)
+            # Cheapest first, fewest binding slots first among equal costs; equal (cost, slots) keep the first.
+            by_cost = np.argsort(costs[mine], kind="stable")
+            step = np.diff(costs[mine][by_cost]) > tie[mine][by_cost][1:]
+            level = np.empty(mine.size, dtype=np.int64)
+            level[by_cost] = np.concatenate([[0], np.cumsum(step)])
+            _, first = np.unique(np.column_stack([level.view(np.uint8).reshape(mine.size, -1), bits]), axis=0,
+                                 return_index=True)
+            first = first[np.lexsort((used[first].sum(axis=1), level[first]))]
+            for q in _undominated(bits[first]).tolist():
+                keep[mine[first[q]]] = True
+        if np.array_equal(keep, alive) or (previous is not None and np.array_equal(binding, previous)):
+            return np.flatnonzero(keep)  # the same binding slots again: the same dominance, nothing more to remove
+        alive, previous = keep, binding
+
+
 def exact_by_enumeration(instance: Instance, lam: np.ndarray, bound: float, upper: float, *,
-                         time_limit: float | None, threads: int | None = None, cap: int = 50000):
+                         time_limit: float | None, threads: int | None = None, cap: int = 50000,
+                         stats: dict | None = None):
     """Solve the master over :func:`enumerate_columns` as an integer programme; ``(schedule or None, proven bound)``.
 
     The columns hold every schedule cheaper than ``upper`` uses, and a cutoff
-    row keeps only schedules cheaper than ``upper`` by more than ``10^-9``
-    relative, so when the solver proves its optimum ``V`` the optimum is ``V``,
-    and when the programme is infeasible the optimum is ``upper`` (within
-    ``10^-9``); in general ``OPT >= min(upper, B)`` for its bound ``B``.  Returns ``(None, None)`` when the
-    enumeration passes ``cap`` nodes or holds more than :data:`COLUMNS_PER_SECOND` columns per second of
-    ``time_limit``.
+    row keeps only schedules cheaper than ``upper``: when money comes in
+    multiples of a unit ``delta`` (:func:`~laissez_opt.exact.migration.objective_unit`),
+    a cheaper schedule costs at most ``upper - delta``, so the cutoff is
+    ``upper - delta / 2`` and the enumeration only needs schedules within
+    ``upper - delta / 2 - L`` of their priced optimum; without a unit the cutoff
+    is ``upper - 10^-9 max(1, upper)``.  Dominated columns are removed
+    (:func:`prune_dominated`, exact).  When the solver proves its optimum
+    ``V`` the optimum is ``V``, and when the programme is infeasible the
+    optimum is ``upper`` (within ``10^-9`` without a unit, exactly with one);
+    in general ``OPT >= min(upper, B)`` for its bound ``B``, rounded up to a
+    multiple of the unit (:func:`~laissez_opt.exact.migration.round_bound`).
+    Returns ``(None, None)`` when the enumeration passes ``cap`` nodes or, after
+    pruning, holds more than :data:`COLUMNS_PER_SECOND` columns per second of
+    ``time_limit``.  ``stats`` (a dict, optional) receives ``enumerated``,
+    ``pruned`` (columns left), ``unit`` and ``cutoff``.
     """
-    found = enumerate_columns(instance, lam, bound, upper, cap=cap)
+    from .migration import objective_unit, round_bound
+
+    unit = objective_unit(instance, "cost")
+    cutoff = upper - (0.5 * unit if unit is not None else 1e-9 * max(1.0, abs(upper)))
+    found = enumerate_columns(instance, lam, bound, cutoff, cap=cap)
     jobs = _jobs(instance)
     if found is None or jobs is None:
         return None, None
@@ -685,24 +809,36 @@ def exact_by_enumeration(instance: Instance, lam: np.ndarray, bound: float, uppe
         if (j, chosen.tobytes()) not in seen:
             seen.add((j, chosen.tobytes()))
             columns.append((j, chosen))
-    costs, u_rows, u_cols = _column_matrix(jobs, columns, rate, R)
-    if time_limit is not None and len(columns) > COLUMNS_PER_SECOND * time_limit:
-        return None, None  # HiGHS would not stop in time on a master this large (measured: presolve overruns)
+    if stats is not None:
+        stats.update(enumerated=len(columns), unit=unit, cutoff=cutoff)
     if len({j for j, _ in columns}) < len(jobs):
+        if stats is not None:
+            stats["pruned"] = 0
         return None, upper  # a job has no schedule cheaper than the incumbent allows: nothing cheaper exists
     counts_flat = np.repeat(instance.counts.astype(float), R)
+    costs, u_rows, u_cols = _column_matrix(jobs, columns, rate, R)
+    kept = prune_dominated(jobs, columns, costs, u_rows, u_cols, counts_flat)
+    if kept.size < len(columns):
+        renumber = np.full(len(columns), -1, dtype=np.int64)
+        renumber[kept] = np.arange(kept.size)
+        mask = renumber[u_cols] >= 0
+        u_rows, u_cols = u_rows[mask], renumber[u_cols[mask]]
+        columns, costs = [columns[k] for k in kept.tolist()], [costs[k] for k in kept.tolist()]
+    if stats is not None:
+        stats["pruned"] = len(columns)
+    if time_limit is not None and len(columns) > COLUMNS_PER_SECOND * time_limit:
+        return None, None  # HiGHS would not stop in time on a master this large (measured: presolve overruns)
     try:
         _, solution = _master(jobs, columns, costs, u_rows, u_cols, P * R,
-                              counts_flat, integral=True, time_limit=time_limit, threads=threads,
-                              cutoff=upper - 1e-9 * max(1.0, abs(upper)))
+                              counts_flat, integral=True, time_limit=time_limit, threads=threads, cutoff=cutoff)
     except NoSolutionError:
         return None, None
     if solution.status == "infeasible":
         return None, upper
-    proven = None if solution.bound is None else min(upper, float(solution.bound))
+    proven = None if solution.bound is None else min(upper, round_bound(float(solution.bound), unit))
     if solution.values is None:
         return None, proven
     out = _schedule_of(instance, jobs, columns, solution.values)
-    if solution.status == "optimal":
+    if solution.status == "optimal" and proven is None:
         proven = min(upper, float(solution.objective))
     return out, proven
