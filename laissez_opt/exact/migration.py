@@ -81,7 +81,7 @@ from ..limits import SizeEstimate, TimeLimitReached, check_deadline, remaining
 from .common import add_allocation, allocation_size
 
 __all__ = ["OBJECTIVES", "build_migration", "solve_migration", "job_sizes", "job_work", "objective_unit", "replay",
-           "round_bound"]
+           "round_bound", "strict_cutoff"]
 
 OBJECTIVES = ("work", "completion", "cost")
 
@@ -193,6 +193,28 @@ def round_bound(bound: float | None, unit: float | None, *, maximise: bool = Fal
     k = bound / unit
     tol = 1e-6 + 1e-9 * abs(k)
     return unit * (math.floor(k + tol) if maximise else math.ceil(k - tol))
+
+
+def strict_cutoff(upper: float, unit: float | None) -> float:
+    """A money level ``c < upper`` that every schedule cheaper than ``upper`` meets (``money <= c``).
+
+    Without a unit, ``upper - 10^-9 max(1, upper)``.  With one, a cheaper
+    schedule costs at most ``n delta``, the largest multiple of ``delta`` below
+    ``upper`` (``upper - delta`` when ``upper`` is itself a schedule's money),
+    so ``c = (n + 1/2) delta`` when that is smaller: half a unit of room for
+    floating-point sums and solver tolerances on either side.  ``upper`` is
+    normally a schedule's money summed in floating point: within
+    ``10^-6 + 10^-9 |upper / delta|`` units above a multiple it counts as that
+    multiple (the same tolerance as :func:`round_bound`).
+
+    >>> round(strict_cutoff(4.016, 1 / 6000) * 6000, 6), strict_cutoff(1.75, 1.25)  # 1.25 is the only multiple below
+    (24095.5, 1.74999999825)
+    """
+    cutoff = upper - 1e-9 * max(1.0, abs(upper))
+    if unit is not None and math.isfinite(upper):
+        below = math.ceil(upper / unit - 1e-6 - 1e-9 * abs(upper / unit)) - 1
+        cutoff = min(cutoff, (below + 0.5) * unit)
+    return cutoff
 
 
 def _completion_rows(progress: np.ndarray, mu: float, work: float) -> tuple[np.ndarray, float, float]:
@@ -1039,6 +1061,7 @@ def solve_migration(
     floor = floor_bound(instance, objective, watch_deadline=False)  # the run's time may be up: finish the report
     if bound is None or (floor < bound if objective == "work" else floor > bound):
         bound = floor
+    bound = round_bound(bound, objective_unit(instance, objective), maximise=objective == "work")
     gap = relative_gap(value, bound)
     if status == "time_limit" and gap is not None and gap <= max(mip_gap, 1e-9):
         status = "optimal"
@@ -1078,7 +1101,9 @@ def _colgen_prestep(instance: Instance, time_limit: float | None, threads: int |
     if schedule is None or not math.isfinite(cg.bound):
         return None
     kept, stats = replay(instance, schedule)
-    bound, gap = cg.bound, relative_gap(money, cg.bound)
+    unit = objective_unit(instance, "cost")
+    bound = round_bound(cg.bound, unit)
+    gap = relative_gap(money, bound)
     if gap is not None and gap > 1e-9:
         # Every schedule cheaper than the incumbent, enumerated by reduced cost and solved as a set-partitioning
         # programme (70 % of the time left): exact when the enumeration fits.
@@ -1086,14 +1111,15 @@ def _colgen_prestep(instance: Instance, time_limit: float | None, threads: int |
         better, proven = exact_by_enumeration(instance, cg.lam, cg.bound, money, threads=threads, cap=ENUMERATION_CAP,
                                               time_limit=None if room is None else 0.7 * room)
         if proven is not None:
-            bound = max(bound, proven)
+            bound = max(bound, round_bound(proven, unit))
         value = None if better is None else objective_value(instance, replay(instance, better)[1], "cost")
         if value is not None and value < money:
             schedule, money = better, value
         kept, stats = replay(instance, schedule)
         gap = relative_gap(money, bound)
     return {"replay": (kept, stats), "money": money, "bound": bound, "gap": gap,
-            "fixed": fixings(instance, cg.lam, cg.bound, money), "seconds": time.perf_counter() - began}
+            "fixed": fixings(instance, cg.lam, cg.bound, strict_cutoff(money, unit)), "unit": unit,
+            "seconds": time.perf_counter() - began}
 
 
 def _after_fixing(instance, method, model, solution, pre, params, mip_gap, common) -> Result:
@@ -1120,7 +1146,7 @@ def _after_fixing(instance, method, model, solution, pre, params, mip_gap, commo
     value, _, kept, stats = min(candidates, key=lambda c: (c[0], c[1]))
     bound = pre["bound"]
     if solver_bound is not None:
-        bound = max(bound, min(pre["money"], solver_bound))
+        bound = max(bound, round_bound(min(pre["money"], solver_bound), pre["unit"]))
     gap = relative_gap(value, bound)
     status = "optimal" if gap is not None and gap <= max(mip_gap, 1e-9) else (
         "time_limit" if solution.status == "time_limit" else "feasible")

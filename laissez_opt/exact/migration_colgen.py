@@ -545,7 +545,7 @@ def solve_colgen(instance: Instance, *, time_limit: float | None = None, threads
     when no candidate finishes every job (the caller then solves the whole
     horizon).
     """
-    from .migration import schedule_result
+    from .migration import objective_unit, round_bound, schedule_result
     from .migration_rolling import greedy_schedule
 
     started = time.perf_counter()
@@ -557,7 +557,7 @@ def solve_colgen(instance: Instance, *, time_limit: float | None = None, threads
     if schedule is None:
         raise NoSolutionError("column generation found no schedule finishing every job")
     kept, stats = replay(instance, schedule)
-    bound = cg.bound
+    bound = round_bound(cg.bound, objective_unit(instance, "cost"))
     gap = relative_gap(money, bound)
     if gap is not None and gap <= max(mip_gap, 1e-9):
         status, note = "optimal", "proven optimal: the incumbent meets the column-generation bound"
@@ -780,10 +780,11 @@ def exact_by_enumeration(instance: Instance, lam: np.ndarray, bound: float, uppe
     The columns hold every schedule cheaper than ``upper`` uses, and a cutoff
     row keeps only schedules cheaper than ``upper``: when money comes in
     multiples of a unit ``delta`` (:func:`~laissez_opt.exact.migration.objective_unit`),
-    a cheaper schedule costs at most ``upper - delta``, so the cutoff is
-    ``upper - delta / 2`` and the enumeration only needs schedules within
-    ``upper - delta / 2 - L`` of their priced optimum; without a unit the cutoff
-    is ``upper - 10^-9 max(1, upper)``.  Dominated columns are removed
+    a cheaper schedule costs at most ``n delta``, the largest multiple below
+    ``upper`` (``upper - delta`` when ``upper`` is itself a schedule's money), so
+    the cutoff is ``(n + 1/2) delta`` (or ``upper - 10^-9 max(1, upper)`` when
+    smaller) and the enumeration only needs schedules within ``cutoff - L`` of
+    their priced optimum; without a unit the cutoff is ``upper - 10^-9 max(1, upper)``.  Dominated columns are removed
     (:func:`prune_dominated`, exact).  When the solver proves its optimum
     ``V`` the optimum is ``V``, and when the programme is infeasible the
     optimum is ``upper`` (within ``10^-9`` without a unit, exactly with one);
@@ -794,10 +795,10 @@ def exact_by_enumeration(instance: Instance, lam: np.ndarray, bound: float, uppe
     ``time_limit``.  ``stats`` (a dict, optional) receives ``enumerated``,
     ``pruned`` (columns left), ``unit`` and ``cutoff``.
     """
-    from .migration import objective_unit, round_bound
+    from .migration import objective_unit, round_bound, strict_cutoff
 
     unit = objective_unit(instance, "cost")
-    cutoff = upper - (0.5 * unit if unit is not None else 1e-9 * max(1.0, abs(upper)))
+    cutoff = strict_cutoff(upper, unit)
     found = enumerate_columns(instance, lam, bound, cutoff, cap=cap)
     jobs = _jobs(instance)
     if found is None or jobs is None:
