@@ -988,6 +988,7 @@ def solve_migration(
                                      solver="highs", route="column generation and price-and-branch",
                                      solver_status="", timing={"build_s": 0.0, "solve_s": pre["seconds"]})
             result.bound, result.gap = pre["bound"], relative_gap(result.objective, pre["bound"])
+            result.details["enumeration"] = pre["enumeration"]
             return result
     try:
         model, columns = build_migration(instance, objective=objective, allow_migration=allow_migration)
@@ -1101,7 +1102,7 @@ def _colgen_prestep(instance: Instance, time_limit: float | None, threads: int |
     if schedule is None or not math.isfinite(cg.bound):
         return None
     kept, stats = replay(instance, schedule)
-    unit = objective_unit(instance, "cost")
+    unit, enumeration = objective_unit(instance, "cost"), {}
     bound = round_bound(cg.bound, unit)
     gap = relative_gap(money, bound)
     if gap is not None and gap > 1e-9:
@@ -1109,7 +1110,7 @@ def _colgen_prestep(instance: Instance, time_limit: float | None, threads: int |
         # programme (70 % of the time left): exact when the enumeration fits.
         room = remaining(time_limit)
         better, proven = exact_by_enumeration(instance, cg.lam, cg.bound, money, threads=threads, cap=ENUMERATION_CAP,
-                                              time_limit=None if room is None else 0.7 * room)
+                                              time_limit=None if room is None else 0.7 * room, stats=enumeration)
         if proven is not None:
             bound = max(bound, round_bound(proven, unit))
         value = None if better is None else objective_value(instance, replay(instance, better)[1], "cost")
@@ -1119,7 +1120,7 @@ def _colgen_prestep(instance: Instance, time_limit: float | None, threads: int |
         gap = relative_gap(money, bound)
     return {"replay": (kept, stats), "money": money, "bound": bound, "gap": gap,
             "fixed": fixings(instance, cg.lam, cg.bound, strict_cutoff(money, unit)), "unit": unit,
-            "seconds": time.perf_counter() - began}
+            "enumeration": enumeration, "seconds": time.perf_counter() - began}
 
 
 def _after_fixing(instance, method, model, solution, pre, params, mip_gap, common) -> Result:
@@ -1157,6 +1158,7 @@ def _after_fixing(instance, method, model, solution, pre, params, mip_gap, commo
     result = schedule_result(instance, method, kept, stats, "cost", status=status, params=params, message=message,
                              **common)
     result.bound, result.gap = bound, relative_gap(result.objective, bound)
+    result.details["enumeration"] = pre["enumeration"]
     return result
 
 
