@@ -1088,8 +1088,10 @@ def _colgen_prestep(instance: Instance, time_limit: float | None, threads: int |
     of what is left (at most :data:`ENUMERATION_CAP` search nodes).  Returns the
     incumbent (``replay``, ``money``), the certified ``bound``, their ``gap``
     and the runs ``fixed`` to 0 (:func:`~laissez_opt.exact.migration_colgen.fixings`
-    at the column-generation bound: no schedule cheaper than the incumbent uses
-    them); None when no candidate finishes every job.
+    at the column-generation bound and the strict cutoff below the incumbent: no
+    schedule cheaper than the incumbent uses them; computed only while a gap
+    remains), the objective ``unit`` and the ``enumeration`` statistics; None
+    when no candidate finishes every job.
     """
     from .migration_colgen import exact_by_enumeration, fixings, improve
     from .migration_rolling import greedy_schedule
@@ -1119,7 +1121,9 @@ def _colgen_prestep(instance: Instance, time_limit: float | None, threads: int |
         kept, stats = replay(instance, schedule)
         gap = relative_gap(money, bound)
     return {"replay": (kept, stats), "money": money, "bound": bound, "gap": gap,
-            "fixed": fixings(instance, cg.lam, cg.bound, strict_cutoff(money, unit)), "unit": unit,
+            # Fixing is only needed when the whole-horizon model follows (not when the incumbent is proven here).
+            "fixed": (fixings(instance, cg.lam, cg.bound, strict_cutoff(money, unit)) if gap is None or gap > 1e-9
+                      else np.zeros((instance.n_edges, instance.rounds), dtype=bool)), "unit": unit,
             "enumeration": enumeration, "seconds": time.perf_counter() - began}
 
 
