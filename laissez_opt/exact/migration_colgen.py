@@ -78,7 +78,9 @@ __all__ = ["ColumnGeneration", "column_generation", "enumerate_columns", "exact_
 
 #: Wentges smoothing weight on the best prices so far.
 SMOOTHING = 0.5
-#: Enumerated columns the set-partitioning programme may hold per second of its time limit.
+#: Columns (after pruning) the set-partitioning programme may hold per second of its time limit.  HiGHS
+#: checks its limit only between phases; measured: 11,600 pruned columns solve in about a second, and
+#: the unpruned 44,000 took 14 s.
 COLUMNS_PER_SECOND = 4000
 #: Relative distance between the master's LP value and the bound at which column generation stops.
 CONVERGED = 1e-6
@@ -705,7 +707,7 @@ def _undominated(bits: np.ndarray, block: int = 256) -> np.ndarray:
 
 
 def prune_dominated(jobs, columns, costs, u_rows: np.ndarray, u_cols: np.ndarray, counts_flat: np.ndarray, *,
-                    max_cells: int = 50_000_000) -> np.ndarray:
+                    max_cells: int = 50_000_000, seconds: float | None = None) -> np.ndarray:
     """Indices of the columns left once dominated ones are removed; the master's optimum (and feasibility under a
     cutoff on money) is unchanged.
 
@@ -721,7 +723,9 @@ def prune_dominated(jobs, columns, costs, u_rows: np.ndarray, u_cols: np.ndarray
     cutoff exists.  Removing columns can turn binding slots into free ones, so
     the two steps repeat until nothing changes (each round's argument applies
     to the columns left by the previous one).  Skipped (everything kept) when
-    one job's columns times the binding slots exceed ``max_cells``.
+    one job's columns times the binding slots exceed ``max_cells``; after
+    ``seconds`` the jobs not yet reduced keep all their columns (each job's
+    reduction is valid on its own, so a partial pass is still exact).
 
     >>> import laissez_opt as lo
     >>> inst = lo.Instance([lo.Pool("g", count=2, base_price=1.0)], [lo.Agent("A")], [lo.Edge("A", "g", 1.0)],
@@ -743,6 +747,7 @@ def prune_dominated(jobs, columns, costs, u_rows: np.ndarray, u_cols: np.ndarray
     tie = 1e-12 * np.maximum(1.0, np.abs(costs))
     incidence = sparse.csc_matrix((np.ones(u_rows.size), (u_rows, u_cols)), shape=(counts_flat.size, k))
     alive, previous = np.ones(k, dtype=bool), None
+    stop = None if seconds is None else time.perf_counter() + seconds
     while True:
         live = np.flatnonzero(alive)
         per_job = sparse.csr_matrix((np.ones(live.size), (live, owner[live])), shape=(k, len(jobs)))
@@ -752,7 +757,7 @@ def prune_dominated(jobs, columns, costs, u_rows: np.ndarray, u_cols: np.ndarray
         keep = np.zeros(k, dtype=bool)
         for j in np.unique(owner[live]).tolist():
             mine = live[owner[live] == j]
-            if mine.size * max(1, binding.size) > max_cells:
+            if mine.size * max(1, binding.size) > max_cells or (stop is not None and time.perf_counter() > stop):
                 keep[mine] = True
                 continue
             used = sub[:, mine].T.toarray() > 0
@@ -767,7 +772,8 @@ def prune_dominated(jobs, columns, costs, u_rows: np.ndarray, u_cols: np.ndarray
             first = first[np.lexsort((used[first].sum(axis=1), level[first]))]
             for q in _undominated(bits[first]).tolist():
                 keep[mine[first[q]]] = True
-        if np.array_equal(keep, alive) or (previous is not None and np.array_equal(binding, previous)):
+        late = stop is not None and time.perf_counter() > stop
+        if late or np.array_equal(keep, alive) or (previous is not None and np.array_equal(binding, previous)):
             return np.flatnonzero(keep)  # the same binding slots again: the same dominance, nothing more to remove
         alive, previous = keep, binding
 
@@ -790,13 +796,15 @@ def exact_by_enumeration(instance: Instance, lam: np.ndarray, bound: float, uppe
     optimum is ``upper`` (within ``10^-9`` without a unit, exactly with one);
     in general ``OPT >= min(upper, B)`` for its bound ``B``, rounded up to a
     multiple of the unit (:func:`~laissez_opt.exact.migration.round_bound`).
-    Returns ``(None, None)`` when the enumeration passes ``cap`` nodes or, after
-    pruning, holds more than :data:`COLUMNS_PER_SECOND` columns per second of
-    ``time_limit``.  ``stats`` (a dict, optional) receives ``enumerated``,
+    ``time_limit`` covers the whole call: pruning may take 30 % of it and the
+    programme gets what is left.  Returns ``(None, None)`` when the enumeration
+    passes ``cap`` nodes or, after pruning, holds more than
+    :data:`COLUMNS_PER_SECOND` columns per second of the programme's time.  ``stats`` (a dict, optional) receives ``enumerated``,
     ``pruned`` (columns left), ``unit`` and ``cutoff``.
     """
     from .migration import objective_unit, round_bound, strict_cutoff
 
+    began = time.perf_counter()
     unit = objective_unit(instance, "cost")
     cutoff = strict_cutoff(upper, unit)
     found = enumerate_columns(instance, lam, bound, cutoff, cap=cap)
@@ -818,7 +826,8 @@ def exact_by_enumeration(instance: Instance, lam: np.ndarray, bound: float, uppe
         return None, upper  # a job has no schedule cheaper than the incumbent allows: nothing cheaper exists
     counts_flat = np.repeat(instance.counts.astype(float), R)
     costs, u_rows, u_cols = _column_matrix(jobs, columns, rate, R)
-    kept = prune_dominated(jobs, columns, costs, u_rows, u_cols, counts_flat)
+    kept = prune_dominated(jobs, columns, costs, u_rows, u_cols, counts_flat,
+                           seconds=None if time_limit is None else 0.3 * time_limit)
     if kept.size < len(columns):
         renumber = np.full(len(columns), -1, dtype=np.int64)
         renumber[kept] = np.arange(kept.size)
@@ -827,6 +836,8 @@ def exact_by_enumeration(instance: Instance, lam: np.ndarray, bound: float, uppe
         columns, costs = [columns[k] for k in kept.tolist()], [costs[k] for k in kept.tolist()]
     if stats is not None:
         stats["pruned"] = len(columns)
+    if time_limit is not None:
+        time_limit = max(0.05, time_limit - (time.perf_counter() - began))
     if time_limit is not None and len(columns) > COLUMNS_PER_SECOND * time_limit:
         return None, None  # HiGHS would not stop in time on a master this large (measured: presolve overruns)
     try:
