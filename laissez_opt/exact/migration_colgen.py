@@ -809,8 +809,10 @@ def exact_by_enumeration(instance: Instance, lam: np.ndarray, bound: float, uppe
     cutoff = strict_cutoff(upper, unit)
     found = enumerate_columns(instance, lam, bound, cutoff, cap=cap)
     jobs = _jobs(instance)
+    if stats is not None:
+        stats.update(enumerated=None, pruned=None, unit=unit, cutoff=cutoff)
     if found is None or jobs is None:
-        return None, None
+        return None, None  # past the search cap: stats say enumerated None
     R, P = instance.rounds, instance.n_pools
     rate = instance.base_prices * instance.round_hours
     columns, seen = [], set()
