@@ -1084,7 +1084,7 @@ def _colgen_prestep(instance: Instance, time_limit: float | None, threads: int |
     """Column generation before the whole-horizon ``cost`` solve (:mod:`laissez_opt.exact.migration_colgen`).
 
     Gets 30 % of the time left; then, unless the incumbent meets the bound,
-    :func:`~laissez_opt.exact.migration_colgen.exact_by_enumeration` gets 70 %
+    :func:`~laissez_opt.exact.migration_colgen.exact_by_enumeration` gets 85 %
     of what is left (at most :data:`ENUMERATION_CAP` search nodes).  Returns the
     incumbent (``replay``, ``money``), the certified ``bound``, their ``gap``
     and the runs ``fixed`` to 0 (:func:`~laissez_opt.exact.migration_colgen.fixings`
@@ -1109,10 +1109,10 @@ def _colgen_prestep(instance: Instance, time_limit: float | None, threads: int |
     gap = relative_gap(money, bound)
     if gap is not None and gap > 1e-9:
         # Every schedule cheaper than the incumbent, enumerated by reduced cost and solved as a set-partitioning
-        # programme (70 % of the time left): exact when the enumeration fits.
+        # programme (85 % of the time left): exact when the enumeration fits.
         room = remaining(time_limit)
         better, proven = exact_by_enumeration(instance, cg.lam, cg.bound, money, threads=threads, cap=ENUMERATION_CAP,
-                                              time_limit=None if room is None else 0.7 * room, stats=enumeration)
+                                              time_limit=None if room is None else 0.85 * room, stats=enumeration)
         if proven is not None:
             bound = max(bound, round_bound(proven, unit))
         value = None if better is None else objective_value(instance, replay(instance, better)[1], "cost")

@@ -672,10 +672,14 @@ def enumerate_columns(instance: Instance, lam: np.ndarray, bound: float, upper: 
 
 
 def _undominated(bits: np.ndarray, block: int = 256) -> np.ndarray:
-    """Rows of ``bits`` (packed sets, in priority order) that no earlier kept row is a subset of; their indices.
+    """Indices of the rows of ``bits`` (packed sets, in priority order) of which no earlier row is a subset.
 
-    Blocks of ``block`` rows are first tested against every row kept so far at
-    once (``kept & ~q == 0`` on 64-bit words), then in order among themselves.
+    Earlier rows are no dearer (the caller's order), so "an earlier row is a
+    subset" is dominance; it is transitive, so testing against every earlier
+    row or only against the undominated ones gives the same answer.  Blocks of
+    ``block`` rows are tested at once against the undominated rows of earlier
+    blocks and against the earlier rows of their own block (``p & ~q == 0`` on
+    64-bit words).
     """
     width = -(-bits.shape[1] // 8) * 8
     padded = np.zeros((bits.shape[0], width), dtype=np.uint8)
@@ -685,24 +689,16 @@ def _undominated(bits: np.ndarray, block: int = 256) -> np.ndarray:
     out = []
     for start in range(0, words.shape[0], block):
         chunk = words[start:start + block]
-        if kept.shape[0]:
-            hit = np.zeros(chunk.shape[0], dtype=bool)
-            step = max(1, 4_000_000 // (chunk.shape[0] * words.shape[1]))  # at most 4 million words at once
-            for lo in range(0, kept.shape[0], step):
-                part = kept[lo:lo + step]
-                hit |= np.all((part[None, :, :] & ~chunk[:, None, :]) == 0, axis=2).any(axis=1)
-            alive = np.flatnonzero(~hit)
-        else:
-            alive = np.arange(chunk.shape[0])
-        mine: list[int] = []
-        for q in alive.tolist():
-            row = chunk[q]
-            if mine and np.all((chunk[mine] & ~row) == 0, axis=1).any():
-                continue
-            mine.append(q)
-        if mine:
-            kept = np.vstack([kept, chunk[mine]])
-            out.extend(start + q for q in mine)
+        inside = np.all((chunk[None, :, :] & ~chunk[:, None, :]) == 0, axis=2)  # [q, p]: row p is a subset of row q
+        hit = np.tril(inside, k=-1).any(axis=1)
+        step = max(1, 4_000_000 // (chunk.shape[0] * words.shape[1]))  # at most 4 million words at once
+        for lo in range(0, kept.shape[0], step):
+            part = kept[lo:lo + step]
+            hit |= np.all((part[None, :, :] & ~chunk[:, None, :]) == 0, axis=2).any(axis=1)
+        alive = np.flatnonzero(~hit)
+        if alive.size:
+            kept = np.vstack([kept, chunk[alive]])
+            out.extend((start + alive).tolist())
     return np.asarray(out, dtype=np.int64)
 
 
