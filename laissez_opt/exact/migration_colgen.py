@@ -58,6 +58,7 @@ Example
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 from dataclasses import dataclass, field
@@ -638,11 +639,15 @@ def enumerate_columns(instance: Instance, lam: np.ndarray, bound: float, upper: 
         if fronts is None:
             return None
         picks = np.full(span, -1, dtype=np.int64)
+        # Python lists of the same doubles: the search below runs per node, where numpy calls cost most.
+        fronts_l = [(f[0].tolist(), f[1].tolist()) for f in fronts[:span]]
+        options = [np.flatnonzero(job.gains[r] > 0).tolist() for r in range(span)]
+        gains_l, prices_l, pools_l = job.gains.tolist(), prices.tolist(), job.pools.tolist()
 
         def to_go(r, need):
-            progress, money = fronts[r]
-            at = int(np.searchsorted(progress, need - 1e-12))
-            return math.inf if at >= progress.size else float(money[at])
+            progress, money = fronts_l[r]
+            at = bisect.bisect_left(progress, need - 1e-12)
+            return math.inf if at >= len(progress) else money[at]
 
         stack = [(0, 0.0, -1, 0.0, None)]  # (round, progress, home pool, money at prices, picks so far)
         while stack:
@@ -653,11 +658,11 @@ def enumerate_columns(instance: Instance, lam: np.ndarray, bound: float, upper: 
             if r >= span or spent + to_go(r, job.theta - done) > limit:
                 continue
             stack.append((r + 1, done, home, spent, path))
-            for k in np.flatnonzero(job.gains[r] > 0).tolist():
-                cost = spent + prices[r, k]
+            for k in options[r]:
+                cost = spent + prices_l[r][k]
                 if cost > limit:
                     continue
-                gained = done + job.gains[r, k] - (job.mu if home >= 0 and job.pools[k] != home else 0.0)
+                gained = done + gains_l[r][k] - (job.mu if home >= 0 and pools_l[k] != home else 0.0)
                 step = (r, k, path)
                 if gained >= job.theta:
                     picks[:] = -1
@@ -667,7 +672,7 @@ def enumerate_columns(instance: Instance, lam: np.ndarray, bound: float, upper: 
                         at = at[2]
                     out.append((j, picks.copy()))
                 else:
-                    stack.append((r + 1, gained, int(job.pools[k]), cost, step))
+                    stack.append((r + 1, gained, pools_l[k], cost, step))
     return out
 
 
