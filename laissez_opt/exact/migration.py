@@ -141,7 +141,7 @@ def objective_unit(instance: Instance, objective: str = "cost") -> float | None:
       makes every ``b_c s_i`` of a fitting edge an integer ``n_{i,c}`` and
       ``g = gcd(n_{i,c})``;
     * ``completion``: ``sum_i w_i (t_i + 1)`` with integer ``t_i``: a multiple
-      of ``g / 10^k`` for the weights ``w_i`` (jobs whose work is 0 add nothing);
+      of ``g / 10^k`` for the weights ``w_i`` of every job;
     * ``work``: ``sum_i w_i W_i [done]``: a multiple of ``g / 10^k`` for ``w_i W_i``.
 
     None when no such power of ten exists (arbitrary floats), when every
@@ -162,7 +162,7 @@ def objective_unit(instance: Instance, objective: str = "cost") -> float | None:
         values = instance.base_prices[instance.edge_pool[fits]] * sizes[instance.edge_agent[fits]]
         factor = float(instance.round_hours)
     elif objective == "completion":
-        values, factor = np.asarray(instance.weights, dtype=float)[job_work(instance) > 0], 1.0
+        values, factor = np.asarray(instance.weights, dtype=float), 1.0
     else:
         values, factor = np.asarray(instance.weights, dtype=float) * job_work(instance), 1.0
     values = np.abs(values[values != 0])
