@@ -44,6 +44,16 @@ def test_reference_method_is_added_and_marked():
     assert methods["greedy"]["gap_weighted_welfare"] == 0.0
 
 
+def test_exact_methods_take_their_own_default_route_unless_a_solver_is_named():
+    inst = _instance(3)
+    default = {r["method"]: r for r in compare([inst], ["welfare"], executor="inline").rows}["welfare"]
+    named = {r["method"]: r for r in compare([inst], ["welfare"], solver="highs", executor="inline").rows}["welfare"]
+    by_solve = lo.solve(inst, "welfare")
+    assert default["route"] == by_solve.route and default["solver"] == by_solve.solver
+    assert named["solver"] == "highs"
+    assert default["objective"] == pytest.approx(named["objective"], rel=1e-6)
+
+
 def test_store_reuses_finished_runs(tmp_path):
     instances = [_instance(1), _instance(2)]
     first = compare(instances, ["welfare", "greedy"], store=tmp_path)

@@ -12,7 +12,7 @@ from ..errors import InputError, RunsFailedError
 @click.command("compare")
 @click.argument("instances", nargs=-1, required=True, type=str)
 @click.option("--methods", "methods_", required=True, help="Comma-separated method names.")
-@click.option("--solver", default="highs", show_default=True, help="Solver for the exact methods.")
+@click.option("--solver", default=None, help="Solver for the exact methods (default: each method's own default route, as `solve` takes it).")
 @click.option("--time-limit", type=float, default=120.0, show_default=True, help="Seconds per exact solve; a solve that hits it reports its bound, and gaps are taken against that bound.")
 @click.option("--fractional", is_flag=True, help="Fractional mode where a method supports it.")
 @click.option("--workers", type=int, default=None, help="Parallel workers (default: CPU count).")

@@ -366,7 +366,7 @@ def compare(
     instances: Sequence[Instance | str | os.PathLike],
     methods: Sequence[str],
     *,
-    solver: str = "highs",
+    solver: str | None = None,
     time_limit: float | None = None,
     fractional: bool = False,
     workers: int = 1,
@@ -395,6 +395,10 @@ def compare(
     listed).  The exact reference methods of the objectives are added to the
     runs when not listed (their rows are marked ``"reference_only"``).
     ``method_options`` maps a method name to its options (``{"mtf": {"tokens": 7}}``).
+    ``solver``: the solver of every exact method; ``None`` (default) leaves each
+    method on its own default route, the one :func:`laissez_opt.solve` takes
+    (``welfare`` and ``vcg``: ``"auto"``, min-cost flow for a transportation
+    structure), so a comparison times what a user's solve costs.
 
     ``run_memory`` (bytes, or a size such as ``"2GiB"``) and ``run_time``
     (seconds) cap each run; a run over a cap, or whose worker dies, becomes an
@@ -506,7 +510,7 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
     for value, path in ((fractional, "--fractional"), (pareto, "--pareto")):
         if not isinstance(value, bool):
             raise InputError(f"must be true or false, got {value!r}", path=path)
-    if not isinstance(solver, str):
+    if solver is not None and not isinstance(solver, str):
         raise InputError(f"must be a solver name, got {solver!r}", path="--solver")
     limits = Limits(memory=parse_run_memory(run_memory, workers), time=parse_run_time(run_time, time_limit))
     if isinstance(instances, (str, os.PathLike, Instance)):
@@ -565,8 +569,8 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
                     "fields": fields, "method": name, "options": options, "objectives": objectives,
                     "pareto": pareto, "run_memory": limits.memory, "method_spec": shipped.get(name)}
             if pareto:
-                task.update(pareto_solver=solver, pareto_time_limit=time_limit)
-                keyed.update(pareto_solver=solver, pareto_time_limit=time_limit)
+                task.update(pareto_solver=solver or "highs", pareto_time_limit=time_limit)
+                keyed.update(pareto_solver=solver or "highs", pareto_time_limit=time_limit)
             task["key"] = run_key(digest, name, keyed)
             tasks.append(task)
     return _Plan(tasks, methods, objectives, executor, workers, scheduler, limits)
@@ -604,7 +608,9 @@ def _checked_options(name: str, methods: list[str], objectives: list[str], user:
     spec = get_method(name)
     given = {}
     if spec.kind == "exact":
-        given = {"solver": solver, "time_limit": time_limit, "fractional": fractional and spec.fractional, "threads": 1}
+        given = {"time_limit": time_limit, "fractional": fractional and spec.fractional, "threads": 1}
+        if solver is not None:  # else the method's own default route, as lo.solve takes it
+            given["solver"] = solver
     for objective in objectives:
         if OBJECTIVES[objective].reference == name and name not in methods:
             given.update(OBJECTIVES[objective].reference_options)
