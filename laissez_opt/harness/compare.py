@@ -30,7 +30,6 @@ import traceback
 import warnings
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import InputError, SolverUnavailableError
@@ -131,7 +130,7 @@ def _parsed_instance(task: dict) -> Instance:
     object); nothing is parsed here.  Keyed by the instance's content digest
     (and its source), so a cache hit is the same instance.
     """
-    key = _instance_of(task)
+    key = (task["hash"], task["source"])
     instance = _PARSED.get(key)
     if instance is None:
         instance = pickle.loads(task["instance"])
@@ -144,14 +143,33 @@ def _parsed_instance(task: dict) -> Instance:
     return instance
 
 
+def _read_task(task: dict) -> dict:
+    """Worker: read and check one instance file for the plan, and keep it for this worker's runs of it.
+
+    Returns ``{"loaded": _Loaded}``, or ``{"error": (problem, source, path)}`` of the
+    file's :class:`InputError` (the parent raises it, exactly as if it had read the
+    file itself).
+    """
+    try:
+        instance = load_instance(task["read"])
+    except InputError as err:
+        return {"error": (err.problem, err.source, err.path)}
+    loaded = _loaded(instance, affinity=task["affinity"])
+    # The copy every other worker would unpack: this worker's runs of it then start with no unpacking.
+    _parsed_instance({"instance": loaded.payload, "hash": loaded.digest, "source": loaded.source})
+    return {"loaded": loaded}
+
+
 def _run_task(task: dict) -> dict:
-    """Worker: solve one (instance, method) pair and summarise it as a flat row.
+    """Worker: solve one (instance, method) pair and summarise it as a flat row (or read a file: _read_task).
 
     A method that raises gives an error row; running out of memory is not
     caught here, so the executor reports it against the run's memory cap.
     """
     from ..api import estimate, solve
 
+    if "read" in task:
+        return _read_task(task)
     instance = _parsed_instance(task)
     if task.get("method_spec") is not None:
         _ensure_registered(task["method_spec"])
@@ -414,6 +432,27 @@ def compare(
                  method_options=method_options, pareto=pareto, run_memory=run_memory, run_time=run_time)
     if progress is not None and not isinstance(progress, bool):
         raise InputError(f"must be true, false or None, got {progress!r}", path="progress")
+    stream = phased = None
+    paths = list(dict.fromkeys(entry for entry in plan.entries if isinstance(entry, str)))
+    if paths:
+        reads = [{"read": path, "affinity": path, "source": path} for path in paths]
+        phased = _PhasedFeed(reads, len(plan.entries) * len(plan.run_methods))
+        stream = run_local_pool(_run_task, phased, workers=plan.workers, limits=plan.limits, affinity=_instance_of)
+        try:
+            plan.entries = _read_in_workers(stream, plan.entries)
+        except BaseException:
+            stream.close()  # stops the workers
+            raise
+    try:
+        return _run_plan(plan, stream, phased, store, progress)
+    finally:
+        if stream is not None:
+            stream.close()  # a no-op once the runs are done; stops the workers on the way out otherwise
+
+
+def _run_plan(plan: "_Plan", stream, phased: "_PhasedFeed | None", store, progress) -> Comparison:
+    """Look the runs up in the store, compute the others (on ``stream`` when the workers read the files)."""
+    plan.build_tasks(plan.entries)
     run_store = RunStore(store) if store is not None else None
     if run_store is not None:
         run_store.sweep()  # what killed comparisons left behind, whichever runs they were
@@ -446,7 +485,10 @@ def compare(
             advance = lambda: None  # noqa: E731
         feed = _StoreFeed(run_store, pending, rows, advance, warned) if run_store is not None else ListFeed(pending)
         try:
-            stream = _executor_stream(plan, feed)
+            if phased is not None:
+                phased.runs = feed  # the workers that read the files go on with the runs
+            else:
+                stream = _executor_stream(plan, feed)
             for task, outcome in stream:
                 row = _row_from(task, outcome)
                 rows[task["key"]] = row
@@ -477,13 +519,62 @@ def compare(
 
 @dataclass
 class _Plan:
-    tasks: list[dict]
+    entries: list  # per instance: a _Loaded, or the path of a file the workers read (_read_task)
     methods: list[str]
     objectives: list[str]
     executor: str
     workers: int
     scheduler: str | None
     limits: Limits
+    run_methods: list[str] = field(default_factory=list)
+    per_method: dict = field(default_factory=dict)
+    shipped: dict = field(default_factory=dict)
+    pareto: bool = False
+    solver: str | None = None
+    time_limit: float | None = None
+    tasks: list[dict] = field(default_factory=list)
+
+    def build_tasks(self, loaded: Sequence["_Loaded"]) -> None:
+        """The runs of every (instance, method) pair, each keyed for the run store."""
+        self.tasks = []
+        for entry in loaded:
+            for name in self.run_methods:
+                options = self.per_method[name]
+                keyed = {**options, "objectives": self.objectives, "pareto": self.pareto}
+                fingerprint = _fingerprint(name)
+                if fingerprint is not None:
+                    keyed["definition"] = fingerprint
+                task = {"instance": entry.payload, "hash": entry.digest, "source": entry.source,
+                        "affinity": entry.affinity, "instance_name": entry.name, "fields": entry.fields,
+                        "method": name, "options": options, "objectives": self.objectives, "pareto": self.pareto,
+                        "run_memory": self.limits.memory, "method_spec": self.shipped.get(name)}
+                if self.pareto:
+                    pareto_options = {"pareto_solver": self.solver or "highs", "pareto_time_limit": self.time_limit}
+                    task.update(pareto_options)
+                    keyed.update(pareto_options)
+                task["key"] = run_key(entry.digest, name, keyed)
+                self.tasks.append(task)
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """One instance as its runs carry it: content digest, pickled columnar copy, and the row fields."""
+
+    digest: str
+    payload: bytes
+    source: str
+    name: str
+    fields: dict
+    affinity: object  # what the local pool keeps a worker to (the file's path, or digest and source)
+
+
+def _loaded(inst: Instance, affinity=None) -> _Loaded:
+    """Key ``inst`` by its typed columns (no text written) and pack the columns the workers get."""
+    digest = instance_digest(inst)
+    payload = pickle.dumps(columnar_copy(inst), protocol=pickle.HIGHEST_PROTOCOL)
+    source = str(inst.source or inst.name)
+    return _Loaded(digest, payload, source, inst.name, _instance_fields(inst, digest),
+                   (digest, source) if affinity is None else affinity)
 
 
 def _positive_number(value, path: str, *, allow_none: bool = True) -> float | None:
@@ -515,6 +606,7 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
     limits = Limits(memory=parse_run_memory(run_memory, workers), time=parse_run_time(run_time, time_limit))
     if isinstance(instances, (str, os.PathLike, Instance)):
         instances = [instances]
+    instances = list(instances)
     if not instances:
         raise InputError("no instances given", path="INSTANCE")
     if isinstance(methods, str):
@@ -548,32 +640,24 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
                       "this process, without the run memory and time caps", stacklevel=4)
         executor = "inline"
     shipped = {name: _shipped(name, executor) for name in run_methods}
-    tasks = []
     for item in instances:
         if not isinstance(item, (Instance, str, os.PathLike)):
             raise InputError(f"expected an Instance or the path of an instance file, got {type(item).__name__}",
                              path="INSTANCE")
-        inst = item if isinstance(item, Instance) else load_instance(item)
-        # The key hashes the typed columns (no text written); the workers get the columns, not a file to parse.
-        digest = instance_digest(inst)
-        payload = pickle.dumps(columnar_copy(inst), protocol=pickle.HIGHEST_PROTOCOL)
-        source = str(inst.source or inst.name)
-        fields = _instance_fields(inst, digest)
-        for name in run_methods:
-            options = per_method[name]
-            keyed = {**options, "objectives": objectives, "pareto": pareto}
-            fingerprint = _fingerprint(name)
-            if fingerprint is not None:
-                keyed["definition"] = fingerprint
-            task = {"instance": payload, "hash": digest, "source": source, "instance_name": inst.name,
-                    "fields": fields, "method": name, "options": options, "objectives": objectives,
-                    "pareto": pareto, "run_memory": limits.memory, "method_spec": shipped.get(name)}
-            if pareto:
-                task.update(pareto_solver=solver or "highs", pareto_time_limit=time_limit)
-                keyed.update(pareto_solver=solver or "highs", pareto_time_limit=time_limit)
-            task["key"] = run_key(digest, name, keyed)
-            tasks.append(task)
-    return _Plan(tasks, methods, objectives, executor, workers, scheduler, limits)
+    # Several files and several local workers: the workers read them, side by side (_read_task); each
+    # keeps what it read for its own runs.  Otherwise this process reads them, one after the other.
+    files = sum(not isinstance(item, Instance) for item in instances)
+    read_here = executor != "local" or workers < 2 or files < 2
+    entries = []
+    for item in instances:
+        if isinstance(item, Instance):
+            entries.append(_loaded(item))
+        elif read_here:
+            entries.append(_loaded(load_instance(item)))
+        else:
+            entries.append(os.fspath(item))
+    return _Plan(entries, methods, objectives, executor, workers, scheduler, limits, run_methods=run_methods,
+                 per_method=per_method, shipped=shipped, pareto=pareto, solver=solver, time_limit=time_limit)
 
 
 def _user_options(method_options, run_methods: list[str]) -> dict[str, dict]:
@@ -640,9 +724,65 @@ def _executor_stream(plan: _Plan, feed):
     return run_local_pool(_run_task, feed, workers=plan.workers, limits=plan.limits, affinity=_instance_of)
 
 
-def _instance_of(task: dict) -> tuple[str, str]:
-    """The key under which a worker keeps the task's instance unpacked (:func:`_parsed_instance`)."""
-    return task["hash"], task["source"]
+def _instance_of(task: dict):
+    """What the local pool keeps a worker to: the task's instance (its file's path, or digest and source)."""
+    return task["affinity"]
+
+
+class _PhasedFeed:
+    """The files to read first (:func:`_read_task`), then the runs of the feed set as ``runs``.
+
+    Between the two the pool waits (:data:`WAIT`): every file is read and checked
+    before the first run starts.  Asking is free, hence ``poll_interval = 0``.
+    """
+
+    poll_interval = 0.0
+
+    def __init__(self, reads: list[dict], runs_bound: int):
+        self.reads = deque(reads)
+        self.runs = None
+        self.runs_bound = runs_bound
+
+    def __len__(self) -> int:
+        return len(self.reads) + (self.runs_bound if self.runs is None else len(self.runs))
+
+    def take(self, rank: Callable | None = None):
+        """The next file to read, then the next run; :data:`WAIT` until the runs are set."""
+        if self.reads:
+            return pick_preferred(self.reads, rank)
+        if self.runs is None:
+            return WAIT
+        return self.runs.take(rank)
+
+
+def _read_in_workers(stream, entries: list) -> list[_Loaded]:
+    """Collect the workers' reads of the file ``entries`` (paths) from ``stream``; every entry as a :class:`_Loaded`.
+
+    A file's own error is raised as this process would have raised it, the first
+    in the order given; a read whose worker failed (died, went over a cap) is
+    done again here, where its error, if any, surfaces.
+    """
+    wanted = {entry for entry in entries if isinstance(entry, str)}
+    outcomes = {}
+    if wanted:
+        for task, outcome in stream:
+            outcomes[task["read"]] = outcome
+            if len(outcomes) == len(wanted):
+                break
+    loaded = []
+    for entry in entries:
+        if not isinstance(entry, str):
+            loaded.append(entry)
+            continue
+        outcome = outcomes.get(entry)
+        if isinstance(outcome, dict) and "error" in outcome:
+            problem, source, path = outcome["error"]
+            raise InputError(problem, source=source, path=path)
+        if isinstance(outcome, dict) and isinstance(outcome.get("loaded"), _Loaded):
+            loaded.append(outcome["loaded"])
+        else:
+            loaded.append(_loaded(load_instance(entry), affinity=entry))
+    return loaded
 
 
 def _row_from(task: dict, outcome) -> dict:

@@ -149,6 +149,8 @@ def _as_feed(tasks):
 
 
 def _describe(task) -> str:
+    if isinstance(task, dict) and "read" in task:
+        return f"reading {task['read']}"
     if isinstance(task, dict) and "method" in task:
         return f"{task['method']} on {task.get('instance_name') or task.get('source') or 'an instance'}"
     return "a run"
@@ -351,6 +353,10 @@ def run_local_pool(fn: Callable, tasks, *, workers: int, limits: Limits | None =
     whose worker dies, or that goes over a cap of ``limits``, yields a
     :class:`Failure`; its worker is replaced and the other runs go on.
 
+    A feed's ``take`` may return :data:`WAIT` ("nothing now, more later"); it
+    is asked again after its ``poll_interval`` seconds (default ``4 x`` the
+    supervisor's tick), so a feed that is cheap to ask sets it to 0.
+
     ``affinity(task)`` names what a task shares with others (``compare``: its
     instance, which a worker unpacks once and whose array views and equal
     shares it then keeps).  A free worker takes, from a feed that accepts a
@@ -392,8 +398,8 @@ def run_local_pool(fn: Callable, tasks, *, workers: int, limits: Limits | None =
         if state["exhausted"]:
             return None
         since = state["waiting_since"]
-        if since is not None and time.monotonic() - since < _TICK * 4:
-            return WAIT  # the feed said "later": do not poll it on every tick
+        if since is not None and time.monotonic() - since < getattr(feed, "poll_interval", _TICK * 4):
+            return WAIT  # the feed said "later": do not poll it on every tick (unless asking it is free)
         if affinity is None or not ranked:
             task = feed.take()
         else:
