@@ -7,11 +7,16 @@ script times ``lo.compare`` on the files (fresh, no run store), medians of
 ``--repeat`` alternating runs, and reports the parallel efficiency
 ``T_1 / (2 T_2)``.
 
-It also times, in this process (medians of 3), what the parent does for
-each instance before the workers get it, and what a worker does once per
-instance: the parent reads the file and hashes its typed columns
-(``instance_digest``) and pickles a columnar copy for the workers; a worker
-unpickles it.  For reference, in the same run: the former plan (read, write
+``--solver`` is passed to ``lo.compare`` (default: none, each exact method on
+its own default route, as ``lo.solve`` takes it; ``--solver highs`` gives the
+heavier runs that earlier versions of this table timed).
+
+It also times, in this process (medians of 3), what reading an instance
+costs before its runs: reading the file, hashing its typed columns
+(``instance_digest``) and pickling a columnar copy for the other workers; and
+what a worker that did not read it does once: unpickling the copy.  With one
+worker the parent reads every file; with two, the workers read them side by
+side and keep what they read for their own runs.  For reference, in the same run: the former plan (read, write
 the canonical text, SHA-256 of the text) and the former worker's parse of
 that text (``instance_from_dict(json.loads(text))``).  The load average
 before and after the runs is recorded: the efficiency needs two idle cores.
@@ -63,6 +68,7 @@ def main(argv=None) -> int:
     parser.add_argument("--agents", type=int, default=2000)
     parser.add_argument("--methods", default="welfare,greedy,mtf")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--solver", default=None, help="solver of the exact methods (default: their own routes)")
     parser.add_argument("--out", default=str(HERE / "results"))
     parser.add_argument("--quick", action="store_true", help="2 instances of 200 agents, one run")
     args = parser.parse_args(argv)
@@ -111,7 +117,8 @@ def main(argv=None) -> int:
             for workers in (1, 2):
                 own, children = _cpu()
                 start = time.perf_counter()
-                table = lo.compare(paths, methods, workers=workers, progress=False, time_limit=120)
+                table = lo.compare(paths, methods, workers=workers, progress=False, time_limit=120,
+                                   solver=args.solver)
                 times[workers].append(time.perf_counter() - start)
                 own_after, children_after = _cpu()
                 cpu[workers].append((own_after - own, children_after - children))
@@ -126,6 +133,7 @@ def main(argv=None) -> int:
     task_s = statistics.median(runtimes) if runtimes else float("nan")
     tasks = args.instances * len(methods)
     summary = {"instances": args.instances, "agents": args.agents, "methods": methods, "tasks": tasks,
+               "solver": args.solver,
                "one_worker_s": t1, "two_workers_s": t2, "efficiency": efficiency,
                "cpu_s": {"one_worker": {"parent": parent1, "workers": workers1},
                          "two_workers": {"parent": parent2, "workers": workers2}},
@@ -137,11 +145,12 @@ def main(argv=None) -> int:
     lines = ["| instances x methods | 1 worker (s) | 2 workers (s) | efficiency T1/(2 T2) | CPU s, parent + workers: "
              "1 worker; 2 workers | CPU-time estimate on 2 idle cores | load average before; after |",
              "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
-             f"| {args.instances} x {len(methods)} ({', '.join(methods)}; neocloud {args.agents} agents) | {t1:.1f} | "
+             f"| {args.instances} x {len(methods)} ({', '.join(methods)}; neocloud {args.agents} agents; "
+             f"solver {args.solver or 'default routes'}) | {t1:.1f} | "
              f"{t2:.1f} | {efficiency:.0%} | {parent1:.1f} + {workers1:.1f}; {parent2:.1f} + {workers2:.1f} | "
              f"{cpu_efficiency:.0%} | {load(load_before)}; {load(os.getloadavg())} |",
              "",
-             "| per instance (s, median of 3) | read the file | digest + columnar pickle (parent) | unpickle (worker) | "
+             "| per instance (s, median of 3) | read the file | digest + columnar pickle (reader) | unpickle (other worker) | "
              "former: canonical text + SHA-256 (parent) | former: parse the text (worker) |",
              "| --- | ---: | ---: | ---: | ---: | ---: |",
              f"| neocloud {args.agents} agents | {cell('read_s')} | {cell('digest_and_pickle_s')} | "

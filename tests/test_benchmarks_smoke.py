@@ -181,3 +181,17 @@ def test_verify_scaling_quick(tmp_path):
     assert all(r["verified"] and r["same_verdict"] for r in report["rows"])
     assert "verify / solve" in (out / "verify_scaling.md").read_text()
     assert sorted(p.name for p in out.iterdir()) == ["verify_scaling.json", "verify_scaling.md"]
+
+
+def test_scaling_compare_quick(tmp_path):
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "scaling_compare.py"), "--quick", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "scaling_compare.json").read_text())
+    assert report["tasks"] == 6 and report["solver"] is None
+    assert report["one_worker_s"] > 0 and report["two_workers_s"] > 0
+    assert 0 < report["cpu_efficiency_estimate"] and report["per_instance"]["payload_bytes"] > 0
+    assert "solver default routes" in (out / "scaling_compare.md").read_text()
