@@ -93,14 +93,18 @@ def test_declared_builtins_small(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["declared_builtins.json", "declared_builtins.md"]
 
 
+def _run_quick(script: str, out: Path) -> subprocess.CompletedProcess:
+    """Run ``benchmarks/SCRIPT --quick --out OUT``; it must exit 0."""
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--quick", "--out", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    return run
+
+
 def test_certify_scaling_quick(tmp_path):
     """``benchmarks/certify_scaling.py --quick``: every case proven, the reviewer's check agrees, files written."""
     out = tmp_path / "results"
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "certify_scaling.py"), "--quick", "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    _run_quick("certify_scaling.py", out)
     report = json.loads((out / "certify_scaling.json").read_text())
     assert {(r["method"], r["size"]) for r in report["rows"]} >= {("welfare", "1000x100"), ("maxmin", "100x10")}
     assert all(r["proven"] and r["reviewer_ok"] for r in report["rows"])
@@ -184,12 +188,9 @@ def test_verify_scaling_quick(tmp_path):
 
 
 def test_scaling_compare_quick(tmp_path):
+    """``benchmarks/scaling_compare.py --quick``: one and two workers timed on the default routes, files written."""
     out = tmp_path / "results"
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "scaling_compare.py"), "--quick", "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    _run_quick("scaling_compare.py", out)
     report = json.loads((out / "scaling_compare.json").read_text())
     assert report["tasks"] == 6 and report["solver"] is None
     assert report["one_worker_s"] > 0 and report["two_workers_s"] > 0
