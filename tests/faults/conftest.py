@@ -204,7 +204,7 @@ def reference_run(tmp_path_factory):
         path = base / f"uniform-{seed}.json"
         lo.save_instance(lo.generate("uniform", 5, 3, seed=seed), path)
         files.append(path)
-    args = ["compare", *files, "--methods", "welfare,greedy,mtf", "-p", "mtf.episodes=3000",
+    args = ["compare", *files, "--methods", "welfare,greedy,mtf", "-p", "mtf.episodes=10000",
             "--workers", "2", "--no-plots"]
     done = run(args + ["-o", base / "out"], base)
     assert done.returncode == 0, done.stderr
