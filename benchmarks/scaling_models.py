@@ -451,7 +451,7 @@ def sweep(model: Model, limit: float, sizes, budget: float, log) -> dict:
         wall = {"size": None, "state": "cap", "cause": f"none up to the sweep's largest size {sizes[-1]:,}"}
     done = [p for p in points if p["state"] == "finished"]
     slope, floor, basis = fit_exponent([p["size"] for p in done], [p["seconds"] for p in done])
-    return {"key": model.key, "method": model.method, "options": model.options, "axis": model.axis,
+    return {"key": model.key, "method": model.method, "options": model.options, "axis": model.axis, "limit_s": limit,
             "group": model.group, "note": model.note, "references": list(model.references), "points": points,
             "wall": wall, "exponent": slope, "floor": floor, "fit_basis": basis}
 
@@ -527,8 +527,8 @@ def recorded(report: dict) -> list[str]:
 def markdown(report: dict) -> str:
     limit = report["limit_s"]
     head = ("| model | method (options) | size axis | sizes finishing | time at largest (s) | status at largest | "
-            f"exponent (fit from) | wall (> {limit:g} s) and cause | lo.solve / reference at largest |")
-    lines = [f"# Scaling of every model (limit {limit:g} s per solve)", "",
+            "exponent (fit from) | wall (first size over the limit) and cause | lo.solve / reference at largest |")
+    lines = [f"# Scaling of every model (limit {limit:g} s per solve unless the row says otherwise)", "",
              f"Machine: {report['machine']['cpu_count']} cores, shared with other work; Python "
              f"{report['machine']['python']}, highspy {report['machine'].get('highspy')}, ortools "
              f"{report['machine'].get('ortools')}.  Times: median of 3 runs under {REPEAT_BELOW_S:g} s, else one run.",
@@ -542,6 +542,7 @@ def markdown(report: dict) -> str:
         exp = "n/a" if row["exponent"] is None else f"{row['exponent']:.2f} (n >= {row['floor']:,}, {row['fit_basis']})"
         wall = row["wall"]
         wall_text = (f"{wall['size']:,}: " if wall.get("size") else "") + wall["cause"].replace("|", "/")
+        wall_text += f" (limit {row.get('limit_s', limit):g} s)"
         rr = ratios(last) if last else {}
         ratio_text = ", ".join(f"{v:.2g}x {k}" for k, v in rr.items()) or "no reference"
         status = last.get("status", "") if last else ""

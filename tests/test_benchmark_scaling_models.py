@@ -1,0 +1,104 @@
+"""The every-model scaling benchmark: its quick mode, its exponent fit, its references and its coverage."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "scaling_models.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    """The script as a module (its sibling ``_common`` and benchmark modules importable)."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        spec = importlib.util.spec_from_file_location("scaling_models", SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["scaling_models"] = module  # dataclasses look their module up while the class is made
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop("scaling_models", None)
+        sys.path.remove(str(SCRIPT.parent))
+
+
+def test_fit_exponent_recovers_known_powers(bench):
+    sizes = [1000, 2000, 4000, 8000, 16000]
+    for power in (1.0, 2.0, 3.0):
+        slope, floor, basis = bench.fit_exponent(sizes, [2e-9 * n ** power for n in sizes])
+        assert slope == pytest.approx(power, abs=1e-9)
+        above = [n for n in sizes if 2e-9 * n ** power >= bench.FLOOR_S]
+        assert (floor, basis) == ((above[0], f"t >= {bench.FLOOR_S:g} s") if len(above) >= 3 else (sizes[-3], "last 3"))
+
+
+def test_fit_exponent_ignores_fixed_costs_below_the_floor(bench):
+    # t = 0.01 s fixed + c n^2: the small sizes (fixed cost dominates) must not bend the slope.
+    sizes = [2 ** k for k in range(6, 19)]
+    times = [0.01 + 1e-9 * n ** 2 for n in sizes]
+    slope, floor, basis = bench.fit_exponent(sizes, times)
+    assert basis.startswith("t >=") and floor >= 8192
+    assert slope == pytest.approx(2.0, abs=0.15)
+    # With too few points above the floor, the last three are used, and one point gives no fit.
+    assert bench.fit_exponent([10, 20, 40], [1e-3, 2e-3, 4e-3])[2] == "last 3"
+    assert bench.fit_exponent([10], [1.0])[0] is None
+
+
+def test_every_builtin_method_is_covered(bench):
+    assert bench.check_coverage() == []
+
+
+def test_hand_references_agree_with_lo_solve(bench):
+    import laissez_opt as lo
+
+    inst = bench.uniform(300, 20)
+    welfare = lo.solve(inst, "welfare").objective
+    _, hand = bench.run_hand_highspy(inst)
+    _, flow = bench.run_ortools_mcf(inst)
+    assert hand == pytest.approx(welfare, rel=1e-7)
+    assert flow == pytest.approx(welfare, rel=1e-5)  # utilities rounded to 1e-6 in the flow's integer costs
+    small = bench.assignment(20)
+    _, lsa = bench.run_scipy_lsa(small)
+    assert lsa == pytest.approx(lo.solve(small, "welfare").objective)
+    # One max-min level on utilities as given: the library's level without a normaliser.
+    g = bench.gavel(64)
+    _, level = bench.run_maxmin_lp(g)
+    first = lo.solve(g, "maxmin", fractional=True, normalizer="raw")
+    assert level == pytest.approx(min(first.utilities.values()), rel=1e-6)
+
+
+def test_quick_run_writes_table_json_and_plot(tmp_path):
+    out = tmp_path / "results"
+    run = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--models", "welfare,mtf", "--out", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "scaling_models.json").read_text())
+    assert list(report["models"]) == ["welfare", "mtf"]
+    welfare = report["models"]["welfare"]
+    assert [p["size"] for p in welfare["points"]] == [64, 128, 256]
+    for p in welfare["points"]:
+        assert p["state"] == "finished" and p["status"] == "optimal" and p["seconds"] > 0
+        assert set(p["references"]) == {"hand-highspy", "ortools-mcf"}
+        assert all(r["state"] == "ran" for r in p["references"].values())
+        assert p["references"]["hand-highspy"]["objective"] == pytest.approx(p["objective"], rel=1e-7)
+    assert welfare["exponent"] is not None and np.isfinite(welfare["exponent"])
+    assert welfare["wall"]["state"] == "cap"
+    table = (out / "scaling_models.md").read_text()
+    assert "| welfare | `welfare` | agents, uniform family, 100 pools | 64 .. 256 |" in table
+    assert "edge-sort" in table
+    assert (out / "scaling_models.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in out.iterdir()) == ["scaling_models.json", "scaling_models.md", "scaling_models.png"]
+
+
+def test_a_point_over_the_limit_is_recorded_as_the_wall(tmp_path, bench):
+    # migration at 8 jobs x 20 rounds does not close in 0.5 s: recorded, the sweep goes on to the report.
+    row = bench.run_child("migration", 8, "solve", 0.5, timeout=120)
+    assert row["state"] in {"wall", "no_solution"}
+    assert bench._cause(row)
