@@ -14,10 +14,11 @@ first-call (numba JIT) costs are paid before the measured solve.  A size *finish
 ``time_limit`` (an exact result that hit the limit returns its incumbent, bound and gap;
 they are recorded, and that size is the wall).  A solve faster than 2 s is run three times
 and the median is reported; slower ones once (the machine is shared: ratios against a
-reference measured in the same child are the figures to compare, not absolute times).
+reference measured on the same instance in the same sweep are the figures to compare, not absolute times).
 
-Where a reference exists for the model, the same child times it on the same instance right
-after ``lo.solve``, and the table shows ``lo.solve / reference``:
+Where a reference exists for the model, a second child times it on the same instance right
+after ``lo.solve`` (a reference that does not finish within the limit is not run at larger
+sizes), and the table shows ``lo.solve / reference``:
 
 * ``hand-highspy``: the welfare LP written by hand from numpy arrays and passed to highspy
   in one call (:func:`welfare_scaling.run_hand_highspy`); for ``vcg`` and
@@ -431,7 +432,7 @@ def fit_exponent(sizes, seconds, floor_s: float = FLOOR_S) -> tuple[float | None
 def sweep(model: Model, limit: float, sizes, budget: float, log) -> dict:
     """Double the size until the wall; per size ``lo.solve`` and the references, each in a child."""
     timeout = 2 * limit + 120
-    points, wall = [], None
+    points, wall, dropped = [], None, {}
     spent = time.perf_counter()
     for n in sizes:
         if time.perf_counter() - spent > budget:
@@ -442,8 +443,13 @@ def sweep(model: Model, limit: float, sizes, budget: float, log) -> dict:
         refs = {}
         if row["state"] == "finished":
             for ref in model.references:
+                if ref in dropped:
+                    refs[ref] = {"state": "skipped", "cause": dropped[ref]}
+                    continue
                 r = run_child(model.key, n, ref, limit, timeout)
                 refs[ref] = r
+                if r["state"] != "ran" or r["seconds"] > limit:  # not run again at larger sizes
+                    dropped[ref] = f"over the limit from {n:,}"
         row["references"] = refs
         points.append(row)
         log(_line(model, row))
@@ -506,6 +512,15 @@ def ratios(point: dict) -> dict:
     return out
 
 
+def last_ratios(points: list[dict]) -> dict:
+    """Per reference, ``(size, lo.solve / reference)`` at the largest size where both ran."""
+    out = {}
+    for p in points:
+        for ref, value in ratios(p).items():
+            out[ref] = (p["size"], value)
+    return out
+
+
 def recorded(report: dict) -> list[str]:
     """Lines comparing our measurements with Gavel's and POP's published times."""
     lines = []
@@ -530,7 +545,7 @@ def recorded(report: dict) -> list[str]:
 def markdown(report: dict) -> str:
     limit = report["limit_s"]
     head = ("| model | method (options) | size axis | sizes finishing | time at largest (s) | status at largest | "
-            "exponent (fit from) | wall (first size over the limit) and cause | lo.solve / reference at largest |")
+            "exponent (fit from) | wall (first size over the limit) and cause | lo.solve / reference at the largest size both ran |")
     lines = [f"# Scaling of every model (limit {limit:g} s per solve unless the row says otherwise)", "",
              f"Machine: {report['machine']['cpu_count']} cores, shared with other work; Python "
              f"{report['machine']['python']}, highspy {report['machine'].get('highspy')}, ortools "
@@ -546,8 +561,8 @@ def markdown(report: dict) -> str:
         wall = row["wall"]
         wall_text = (f"{wall['size']:,}: " if wall.get("size") else "") + wall["cause"].replace("|", "/")
         wall_text += f" (limit {row.get('limit_s', limit):g} s)"
-        rr = ratios(last) if last else {}
-        ratio_text = ", ".join(f"{v:.2g}x {k}" for k, v in rr.items()) or "no reference"
+        ratio_text = ", ".join(f"{v:.2g}x {ref} (n={at:,})" for ref, (at, v) in last_ratios(done).items())
+        ratio_text = ratio_text or ("no reference" if not row["references"] else "reference did not run")
         status = last.get("status", "") if last else ""
         lines.append(f"| {key} | {method} | {row['axis']} | {span} | {_s(last['seconds']) if last else 'n/a'} | "
                      f"{status} | {exp} | {wall_text} | {ratio_text} |")
@@ -588,7 +603,8 @@ def plot(report: dict, path: Path) -> None:
         ax.axhline(report["limit_s"], color="grey", linestyle="--", linewidth=1)
         ax.set_title(group)
         ax.set_xlabel("size (see the table for each model's axis)")
-        ax.legend(fontsize=7)
+        if ax.get_lines():
+            ax.legend(fontsize=7)
     axes[0].set_ylabel("lo.solve wall time (s)")
     fig.tight_layout()
     buf = io.BytesIO()
