@@ -603,7 +603,7 @@ def plot(report: dict, path: Path) -> None:
         ax.axhline(report["limit_s"], color="grey", linestyle="--", linewidth=1)
         ax.set_title(group)
         ax.set_xlabel("size (see the table for each model's axis)")
-        if ax.get_lines():
+        if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
     axes[0].set_ylabel("lo.solve wall time (s)")
     fig.tight_layout()
