@@ -175,16 +175,19 @@ def run_cluster_point(n: int, rounds: int, devices: int, time_limit: float, repe
     inst = (make or cluster_instance)(n, rounds, devices)
     row = {"agents": n, "rounds": rounds, "devices": int(inst.counts.sum()), "edges": inst.n_edges,
            "time_limit": time_limit}
-    runs = []
+    runs, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = lo.solve(inst, "migration", objective="cost", time_limit=time_limit, threads=1)
         runs.append((time.perf_counter() - start, result))
+        cpu.append(time.process_time() - start_cpu)
     seconds = [s for s, _ in runs]
     _, result = runs[int(np.argsort(seconds)[len(seconds) // 2])]
     row.update(strategy=result.params.get("strategy"), status=result.status, objective=result.objective,
                bound=result.bound, gap=result.gap, total_s=_median(seconds), total_s_runs=seconds,
+               cpu_s=_median(cpu), cpu_s_runs=cpu,
                statuses=[r.status for _, r in runs], migrations=result.details["totals"]["migrations"],
+               enumeration=result.details.get("enumeration"),
                incumbent_from=(result.message or "").split(";")[0])
     for method in ("fcfs_static", "myopic"):
         other = lo.solve(inst, method, objective="cost")
@@ -203,15 +206,15 @@ def run_cluster_point(n: int, rounds: int, devices: int, time_limit: float, repe
 
 
 def cluster_table(rows: list[dict]) -> str:
-    head = ("| instance | jobs | rounds | devices | limit s | strategy | status | seconds (median) | money | bound | gap | "
-            "fcfs_static | myopic | old formulation: status, money, bound, gap, seconds |")
-    lines = [head, "|" + " --- |" * 15]
+    head = ("| instance | jobs | rounds | devices | limit s | strategy | status | seconds (median) | CPU s (median) | "
+            "money | bound | gap | fcfs_static | myopic | old formulation: status, money, bound, gap, seconds |")
+    lines = [head, "|" + " --- |" * 16]
     for r in rows:
         old = (f"{r.get('old_status', '-')}, {_fmt(r.get('old_objective'))}, {_fmt(r.get('old_bound'))}, "
                f"{_fmt(r.get('old_gap'), 3)}, {_fmt(r.get('old_s'), 3)}") if "old_status" in r else "not run"
         lines.append(
             f"| {r['family']} | {r['agents']} | {r['rounds']} | {r['devices']} | {_fmt(r['time_limit'])} | {r['strategy']} | "
-            f"{r['status']} | {_fmt(r['total_s'], 3)} | {_fmt(r['objective'])} | {_fmt(r['bound'])} | {_fmt(r['gap'], 3)} | "
+            f"{r['status']} | {_fmt(r['total_s'], 3)} | {_fmt(r.get('cpu_s'), 3)} | {_fmt(r['objective'])} | {_fmt(r['bound'])} | {_fmt(r['gap'], 3)} | "
             f"{_fmt(r.get('fcfs_static'))} | {_fmt(r.get('myopic'))} | {old} |")
     return "\n".join(lines)
 
@@ -226,7 +229,7 @@ def main_cluster(quick: bool, out: Path, repeats: int, old: bool) -> int:
                                                      make=make)}
         rows.append(row)
         print(f"{family:8s} n={n:4d} R={rounds:3d} devices={row['devices']:3d} {row['strategy']:10s} {row['status']:10s} "
-              f"{_fmt(row['total_s'], 3):>7s}s money={_fmt(row['objective'])} bound={_fmt(row['bound'])} "
+              f"{_fmt(row['total_s'], 3):>7s}s cpu={_fmt(row.get('cpu_s'), 3)}s money={_fmt(row['objective'])} bound={_fmt(row['bound'])} "
               f"gap={_fmt(row['gap'], 3)} old={row.get('old_status', '-')} {_fmt(row.get('old_objective'))} "
               f"gap={_fmt(row.get('old_gap'), 3)}", flush=True)
     machine = {"python": platform.python_version(), "cpu_count": os.cpu_count(), "platform": platform.platform()}

@@ -26,7 +26,7 @@ Example
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter
 from typing import Callable, Iterable, Mapping, Sequence
@@ -399,6 +399,40 @@ class Instance:
         self.__dict__.pop("_agents_later", None)
         self.__dict__["_agents"] = value
 
+    def agent_field(self, name: str) -> list:
+        """Field ``name`` of every agent in row order, read from the columns while the records are unbuilt.
+
+        A reader that defers the agent records (a file read, a generated or
+        binary instance) keeps its columns; reading one of them costs a list,
+        not a million records.  Otherwise the records are read.
+
+        >>> inst = Instance([Pool("P")], [Agent("A", work=2.0), Agent("B")], [Edge("A", "P", 1.0), Edge("B", "P", 1.0)])
+        >>> inst.agent_field("work")
+        [2.0, None]
+        """
+        if name not in Agent.__dataclass_fields__:
+            raise ValueError(f"agents have no field {name!r}")
+        later = self.__dict__.get("_agents_later")
+        column = getattr(later[1], "column", None) if later is not None else None
+        if column is not None:
+            return column(name)
+        return [getattr(agent, name) for agent in self.agents]
+
+    def agent_rows(self, rows: Iterable[int]) -> list[Agent]:
+        """The agent records of ``rows`` (in that order), without building the others while they are deferred.
+
+        >>> inst = Instance([Pool("P")], [Agent("A"), Agent("B", weight=2.0)], [Edge("A", "P", 1.0)])
+        >>> [agent.id for agent in inst.agent_rows([1, 0])]
+        ['B', 'A']
+        """
+        rows = list(rows)
+        later = self.__dict__.get("_agents_later")
+        if later is None or getattr(later[1], "column", None) is None:
+            records = self.agents
+            return [records[i] for i in rows]
+        columns = {name: self.agent_field(name) for name in Agent.__dataclass_fields__}
+        return [Agent(**{name: column[i] for name, column in columns.items()}) for i in rows]
+
     @property
     def edges(self) -> tuple[Edge, ...]:
         """The edge records, in the order of every edge view."""
@@ -408,6 +442,21 @@ class Instance:
     def edges(self, value) -> None:
         self.__dict__.pop("_edges_later", None)
         self.__dict__["_edges"] = value
+
+    def edge_rows(self, rows: Iterable[int]) -> list[Edge]:
+        """The edge records of ``rows`` (in that order), without building the others where the reader allows.
+
+        >>> inst = Instance([Pool("P"), Pool("Q")], [Agent("A")], [Edge("A", "P", 1.0), Edge("A", "Q", 2.0)])
+        >>> [edge.pool for edge in inst.edge_rows([1])]
+        ['Q']
+        """
+        rows = list(rows)
+        later = self.__dict__.get("_edges_later")
+        subset = getattr(later[1], "rows", None) if later is not None else None
+        if subset is not None and callable(subset):
+            return list(subset(rows))
+        records = self.edges
+        return [records[e] for e in rows]
 
     def __repr__(self) -> str:
         return (
@@ -432,7 +481,8 @@ class Instance:
     @cached_property
     def agent_index(self) -> dict[str, int]:
         """Agent id -> row ``i`` of every array view."""
-        return {agent.id: i for i, agent in enumerate(self.agents)}
+        ids = self.agent_field("id")
+        return dict(zip(ids, range(len(ids))))
 
     @cached_property
     def pool_index(self) -> dict[str, int]:
@@ -507,13 +557,13 @@ class Instance:
     @cached_property
     def weights(self) -> np.ndarray:
         """``w_i`` per agent, shape ``(n,)``."""
-        return np.array([a.weight for a in self.agents], dtype=np.float64)
+        return np.array(self.agent_field("weight"), dtype=np.float64)
 
     @cached_property
     def demands(self) -> np.ndarray:
         """``d_i`` per agent, shape ``(n,)``; ``inf`` where unbounded."""
         return np.array(
-            [np.inf if a.demand is None else float(a.demand) for a in self.agents], dtype=np.float64
+            [np.inf if demand is None else float(demand) for demand in self.agent_field("demand")], dtype=np.float64
         )
 
     @cached_property
@@ -530,7 +580,8 @@ class Instance:
         """
         last = self.rounds - 1
         return np.array(
-            [last if a.deadline is None else min(a.deadline, last) for a in self.agents], dtype=np.int64
+            [last if deadline is None else min(deadline, last) for deadline in self.agent_field("deadline")],
+            dtype=np.int64,
         )
 
     @cached_property

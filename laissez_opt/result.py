@@ -26,7 +26,7 @@ import numpy as np
 from .display import html_block, html_table, readable, readable_time, text
 from .instance import Instance
 
-__all__ = ["Result", "RESULT_FORMAT", "METRICS", "AllocationColumns", "allocation_columns", "allocation_records",
+__all__ = ["Result", "RESULT_FORMAT", "METRICS", "AgentTable", "AllocationColumns", "allocation_columns", "allocation_records",
            "AgentValues", "agent_values", "edge_utilities", "readable_copy", "utility_map"]
 
 #: What each figure of ``Result.metrics`` means (``U_i`` agent i's utility, ``w_i`` its weight).
@@ -129,6 +129,65 @@ class AgentValues(Mapping):
         return utility_map(self.instance, self.values)
 
 
+class AgentTable(Mapping):
+    """Per-agent records ``{agent id: {field: value}}`` read from columns, each built when first read.
+
+    A method that reports a few figures for every agent (Themis's ``details["agents"]``:
+    ``rho_i``, rates, finish times) hands over its numpy columns; a million per-agent dicts
+    cost seconds that a solve should not pay when nobody reads them.  ``columns`` maps each
+    field to an array with one entry per agent row of ``instance``; ``absent`` maps a field
+    to a boolean array that is True where its value is ``None``.  Values come out as Python
+    numbers (``float``, ``bool``, ``int``), exactly what ``tolist`` gives.  Pickling and
+    copying give the built dict.
+
+    >>> import numpy as np, laissez_opt as lo
+    >>> inst = lo.load("instances/hotos25-table1.json")
+    >>> table = AgentTable(inst, {"rho": np.array([1.5, 2.0]), "active": np.array([True, False])},
+    ...                    {"rho": np.array([False, True])})
+    >>> table["A"], table["B"]
+    ({'rho': 1.5, 'active': True}, {'rho': None, 'active': False})
+    """
+
+    __slots__ = ("instance", "columns", "absent", "_built")
+
+    def __init__(self, instance: Instance, columns: dict[str, np.ndarray], absent: dict[str, np.ndarray] | None = None):
+        for name, column in columns.items():
+            if column.shape != (instance.n_agents,):
+                raise ValueError(f"column {name!r} has shape {column.shape}, expected ({instance.n_agents},)")
+        self.instance, self.columns, self.absent, self._built = instance, columns, absent or {}, None
+
+    def __len__(self) -> int:
+        return self.instance.n_agents
+
+    def __iter__(self):
+        return iter(self.instance.agent_index)
+
+    def __getitem__(self, agent_id: str) -> dict:
+        if self._built is not None:
+            return self._built[agent_id]
+        row = self.instance.agent_index[agent_id]
+        absent = self.absent
+        return {name: None if name in absent and absent[name][row] else column[row].item()
+                for name, column in self.columns.items()}
+
+    def build(self) -> dict[str, dict]:
+        """The whole ``{agent id: record}`` dict (built once, then kept)."""
+        if self._built is None:
+            names = tuple(self.columns)
+            values = []
+            for name in names:
+                column = self.columns[name].tolist()
+                mask = self.absent.get(name)
+                if mask is not None and mask.any():
+                    column = [None if gone else v for v, gone in zip(column, mask.tolist())]
+                values.append(column)
+            self._built = {agent: dict(zip(names, row)) for agent, row in zip(self.instance.agent_index, zip(*values))}
+        return self._built
+
+    def __reduce__(self):
+        return dict, (self.build(),)
+
+
 def agent_values(instance: Instance, values) -> AgentValues:
     """``values`` (one per agent row of ``instance``) as :class:`AgentValues`, checked for length."""
     values = np.array(values, dtype=np.float64).reshape(-1)
@@ -149,7 +208,9 @@ def _clean(value: Any, digits: int | None = None) -> Any:
     With ``digits`` every float is rounded to that many significant digits
     (:func:`laissez_opt.display.readable`): what the result and report files store.
     """
-    if isinstance(value, dict):
+    if isinstance(value, AgentTable):
+        value = value.build()
+    if isinstance(value, Mapping):
         return {str(k): _clean(v, digits) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_clean(v, digits) for v in value]

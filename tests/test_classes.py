@@ -123,3 +123,22 @@ def test_integral_expansion_deals_round_robin():
     got = cls.expand_integral(inst, np.array([[2.0], [3.0]]), small).reshape(3, 2)
     assert got.sum(axis=0).tolist() == [2.0, 3.0]
     assert got.sum(axis=1).tolist() == [2.0, 2.0, 1.0]  # floor or ceil of 5 / 3, never above d = 2
+
+
+@pytest.mark.parametrize("method", ["maxmin", "themis"])
+def test_compressed_solve_of_a_generated_instance_builds_no_record(method):
+    from laissez_opt.exact.maxmin import solve_maxmin
+    from laissez_opt.exact.themis import solve_themis
+
+    inst = lo.generate("gavel", 3000, 3, seed=4)
+    twin = lo.generate("gavel", 3000, 3, seed=4)
+    run = solve_maxmin if method == "maxmin" else solve_themis
+    result = run(inst, fractional=True, compress="on")
+    # Only the class representatives' records were built: the million-agent path stays on columns.
+    assert "_agents_later" in inst.__dict__ and "_edges_later" in inst.__dict__
+    assert result.status == "optimal" and result.details["compression"]["classes"] < 150
+    rows = [0, 17, 2999]
+    assert inst.agent_rows(rows) == [twin.agents[i] for i in rows]
+    edge_rows = [0, 5, inst.n_edges - 1]
+    assert inst.edge_rows(edge_rows) == [twin.edges[e] for e in edge_rows]
+    assert lo.verify(inst, result).ok

@@ -68,7 +68,6 @@ def _texts():
 
 @pytest.mark.parametrize("chunk", range(4))
 def test_fast_path_refuses_what_the_precise_path_refuses_and_agrees_on_the_rest(chunk):
-    accepted = 0
     for k, (label, text) in enumerate(_texts()):
         if k % 4 != chunk:
             continue
@@ -91,9 +90,7 @@ def test_fast_path_refuses_what_the_precise_path_refuses_and_agrees_on_the_rest(
         if isinstance(fast_data, dict):
             fast = instance_fast(fast_data, "case.json", _name(fast_data, "case.json"), _pools)
             if fast is not None:
-                accepted += 1
                 _same(fast, slow)
-    return accepted
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

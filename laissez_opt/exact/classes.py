@@ -58,6 +58,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -135,8 +136,7 @@ class AgentClasses:
         if weight not in ("total", "member"):
             raise ValueError(f"weight must be 'total' or 'member', got {weight!r}")
         agents = []
-        for g, i in enumerate(self.representative.tolist()):
-            a = instance.agents[i]
+        for g, a in enumerate(instance.agent_rows(self.representative.tolist())):
             n_g = int(self.size[g])
             agents.append(dataclasses.replace(
                 a,
@@ -147,7 +147,7 @@ class AgentClasses:
         is_rep = np.zeros(instance.n_agents, dtype=bool)
         is_rep[self.representative] = True
         keep = np.flatnonzero(is_rep[instance.edge_agent])
-        edges = [instance.edges[e] for e in keep.tolist()]
+        edges = instance.edge_rows(keep.tolist())
         return Instance(instance.pools, agents, edges, rounds=instance.rounds, round_hours=instance.round_hours,
                         name=f"{instance.name} (classes)", description=instance.description)
 
@@ -220,10 +220,10 @@ class AgentClasses:
             new.amounts = amounts
             new.allocation = allocation_columns(instance, amounts)
             new.utilities = agent_values(instance, edge_utilities(instance, amounts))
-        ids = [a.id for a in instance.agents]
-        small_ids = [a.id for a in small.agents]
+        ids = list(instance.agent_index)
+        small_ids = list(small.agent_index)
         for key in (*same, *shared):
-            if isinstance(details.get(key), dict):
+            if isinstance(details.get(key), Mapping):
                 per_class = [details[key][a] for a in small_ids]
                 if key in shared:
                     values = (np.asarray(per_class, dtype=np.float64)[self.label] / self.size[self.label]).tolist()
@@ -359,7 +359,7 @@ def agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) -> AgentC
 
 def _scalar_columns(instance: Instance, keys: Sequence[np.ndarray]) -> np.ndarray:
     """``n x K`` float array of the per-agent data classes must share."""
-    arrival = np.fromiter((a.arrival for a in instance.agents), dtype=np.float64, count=instance.n_agents)
+    arrival = np.array(instance.agent_field("arrival"), dtype=np.float64)
     columns = [instance.weights, instance.demands, arrival, instance.last_rounds.astype(np.float64)]
     for k in keys:
         k = np.asarray(k, dtype=np.float64)

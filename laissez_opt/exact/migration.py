@@ -80,7 +80,8 @@ from ..result import Result, agent_values, allocation_columns, edge_utilities
 from ..limits import SizeEstimate, TimeLimitReached, check_deadline, remaining
 from .common import add_allocation, allocation_size
 
-__all__ = ["OBJECTIVES", "build_migration", "solve_migration", "job_sizes", "job_work", "replay"]
+__all__ = ["OBJECTIVES", "build_migration", "solve_migration", "job_sizes", "job_work", "objective_unit", "replay",
+           "round_bound", "strict_cutoff"]
 
 OBJECTIVES = ("work", "completion", "cost")
 
@@ -130,6 +131,90 @@ def _row_scale(values: np.ndarray) -> float | None:
         if np.all(np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1.0, np.abs(scaled))):
             return 10.0**k
     return None
+
+
+def objective_unit(instance: Instance, objective: str = "cost") -> float | None:
+    """``delta``: a unit of which every achievable objective value is an integer multiple; None when none is found.
+
+    * ``cost``: money is ``sum b_c h s_i`` over the device-rounds held, so it is
+      a multiple of ``delta = h g / 10^k`` when the least ``10^k`` (``k <= 6``)
+      makes every ``b_c s_i`` of a fitting edge an integer ``n_{i,c}`` and
+      ``g = gcd(n_{i,c})``;
+    * ``completion``: ``sum_i w_i (t_i + 1)`` with integer ``t_i``: a multiple
+      of ``g / 10^k`` for the weights ``w_i`` of every job;
+    * ``work``: ``sum_i w_i W_i [done]``: a multiple of ``g / 10^k`` for ``w_i W_i``.
+
+    None when no such power of ten exists (arbitrary floats), when every
+    coefficient is 0, or when the integers would pass ``2^53`` (not exact in a
+    double).  Every value ``V`` of a schedule then satisfies ``V = n delta``;
+    :func:`round_bound` uses that to round bounds.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("a", base_price=0.606), lo.Pool("b", base_price=0.48)], [lo.Agent("A")],
+    ...                    [lo.Edge("A", "a", 1.0), lo.Edge("A", "b", 1.0)], rounds=2, round_hours=1 / 12)
+    >>> round(1 / objective_unit(inst))  # gcd(606, 480) = 6 thousandths per device-hour, times 1/12 h
+    2000
+    """
+    objective = _check_objective(objective)
+    if objective == "cost":
+        sizes = job_sizes(instance)
+        fits = (sizes[instance.edge_agent] > 0) & (sizes[instance.edge_agent] <= instance.counts[instance.edge_pool])
+        values = instance.base_prices[instance.edge_pool[fits]] * sizes[instance.edge_agent[fits]]
+        factor = float(instance.round_hours)
+    elif objective == "completion":
+        values, factor = np.asarray(instance.weights, dtype=float), 1.0
+    else:
+        values, factor = np.asarray(instance.weights, dtype=float) * job_work(instance), 1.0
+    values = np.abs(values[values != 0])
+    if values.size == 0:
+        return None
+    scale = _row_scale(values)
+    if scale is None or float(values.max()) * scale >= 2.0**53:
+        return None
+    g = int(np.gcd.reduce(np.round(values * scale).astype(np.int64)))
+    return factor * g / scale if g > 0 else None
+
+
+def round_bound(bound: float | None, unit: float | None, *, maximise: bool = False) -> float | None:
+    """A bound rounded to the next multiple of ``unit`` toward the objective (up when minimising).
+
+    When every achievable value is a multiple ``n delta`` (:func:`objective_unit`)
+    and ``OPT >= B``, then ``OPT >= delta ceil(B / delta)``: the least multiple
+    not below ``B`` (``floor`` when maximising).  ``B`` is a floating-point
+    number: it is first moved by ``10^-6 + 10^-9 |B / delta|`` units against the
+    rounding, so a bound computed a hair above a multiple is not lifted to the
+    next one.  Unchanged when ``unit`` or ``bound`` is None or not finite.
+
+    >>> [round(round_bound(b / 6000, 1 / 6000) * 6000, 6) for b in (24094.0, 24094.2, 24094.000001)]
+    [24094.0, 24095.0, 24094.0]
+    """
+    if unit is None or bound is None or not math.isfinite(bound):
+        return bound
+    k = bound / unit
+    tol = 1e-6 + 1e-9 * abs(k)
+    return unit * (math.floor(k + tol) if maximise else math.ceil(k - tol))
+
+
+def strict_cutoff(upper: float, unit: float | None) -> float:
+    """A money level ``c < upper`` that every schedule cheaper than ``upper`` meets (``money <= c``).
+
+    Without a unit, ``upper - 10^-9 max(1, upper)``.  With one, a cheaper
+    schedule costs at most ``n delta``, the largest multiple of ``delta`` below
+    ``upper`` (``upper - delta`` when ``upper`` is itself a schedule's money),
+    so ``c = (n + 1/2) delta`` when that is smaller: half a unit of room for
+    floating-point sums and solver tolerances on either side.  ``upper`` is
+    normally a schedule's money summed in floating point: within
+    ``10^-6 + 10^-9 |upper / delta|`` units above a multiple it counts as that
+    multiple (the same tolerance as :func:`round_bound`).
+
+    >>> round(strict_cutoff(4.016, 1 / 6000) * 6000, 6), strict_cutoff(1.75, 1.25)  # 1.25 is the only multiple below
+    (24095.5, 1.74999999825)
+    """
+    cutoff = upper - 1e-9 * max(1.0, abs(upper))
+    if unit is not None and math.isfinite(upper):
+        below = math.ceil(upper / unit - 1e-6 - 1e-9 * abs(upper / unit)) - 1
+        cutoff = min(cutoff, (below + 0.5) * unit)
+    return cutoff
 
 
 def _completion_rows(progress: np.ndarray, mu: float, work: float) -> tuple[np.ndarray, float, float]:
@@ -903,6 +988,7 @@ def solve_migration(
                                      solver="highs", route="column generation and price-and-branch",
                                      solver_status="", timing={"build_s": 0.0, "solve_s": pre["seconds"]})
             result.bound, result.gap = pre["bound"], relative_gap(result.objective, pre["bound"])
+            result.details["enumeration"] = pre["enumeration"]
             return result
     try:
         model, columns = build_migration(instance, objective=objective, allow_migration=allow_migration)
@@ -976,6 +1062,7 @@ def solve_migration(
     floor = floor_bound(instance, objective, watch_deadline=False)  # the run's time may be up: finish the report
     if bound is None or (floor < bound if objective == "work" else floor > bound):
         bound = floor
+    bound = round_bound(bound, objective_unit(instance, objective), maximise=objective == "work")
     gap = relative_gap(value, bound)
     if status == "time_limit" and gap is not None and gap <= max(mip_gap, 1e-9):
         status = "optimal"
@@ -997,12 +1084,14 @@ def _colgen_prestep(instance: Instance, time_limit: float | None, threads: int |
     """Column generation before the whole-horizon ``cost`` solve (:mod:`laissez_opt.exact.migration_colgen`).
 
     Gets 30 % of the time left; then, unless the incumbent meets the bound,
-    :func:`~laissez_opt.exact.migration_colgen.exact_by_enumeration` gets 70 %
+    :func:`~laissez_opt.exact.migration_colgen.exact_by_enumeration` gets 85 %
     of what is left (at most :data:`ENUMERATION_CAP` search nodes).  Returns the
     incumbent (``replay``, ``money``), the certified ``bound``, their ``gap``
     and the runs ``fixed`` to 0 (:func:`~laissez_opt.exact.migration_colgen.fixings`
-    at the column-generation bound: no schedule cheaper than the incumbent uses
-    them); None when no candidate finishes every job.
+    at the column-generation bound and the strict cutoff below the incumbent: no
+    schedule cheaper than the incumbent uses them; computed only while a gap
+    remains), the objective ``unit`` and the ``enumeration`` statistics; None
+    when no candidate finishes every job.
     """
     from .migration_colgen import exact_by_enumeration, fixings, improve
     from .migration_rolling import greedy_schedule
@@ -1015,22 +1104,27 @@ def _colgen_prestep(instance: Instance, time_limit: float | None, threads: int |
     if schedule is None or not math.isfinite(cg.bound):
         return None
     kept, stats = replay(instance, schedule)
-    bound, gap = cg.bound, relative_gap(money, cg.bound)
+    unit, enumeration = objective_unit(instance, "cost"), {}
+    bound = round_bound(cg.bound, unit)
+    gap = relative_gap(money, bound)
     if gap is not None and gap > 1e-9:
         # Every schedule cheaper than the incumbent, enumerated by reduced cost and solved as a set-partitioning
-        # programme (70 % of the time left): exact when the enumeration fits.
+        # programme (85 % of the time left): exact when the enumeration fits.
         room = remaining(time_limit)
         better, proven = exact_by_enumeration(instance, cg.lam, cg.bound, money, threads=threads, cap=ENUMERATION_CAP,
-                                              time_limit=None if room is None else 0.7 * room)
+                                              time_limit=None if room is None else 0.85 * room, stats=enumeration)
         if proven is not None:
-            bound = max(bound, proven)
+            bound = max(bound, round_bound(proven, unit))
         value = None if better is None else objective_value(instance, replay(instance, better)[1], "cost")
         if value is not None and value < money:
             schedule, money = better, value
         kept, stats = replay(instance, schedule)
         gap = relative_gap(money, bound)
     return {"replay": (kept, stats), "money": money, "bound": bound, "gap": gap,
-            "fixed": fixings(instance, cg.lam, cg.bound, money), "seconds": time.perf_counter() - began}
+            # Fixing is only needed when the whole-horizon model follows (not when the incumbent is proven here).
+            "fixed": (fixings(instance, cg.lam, cg.bound, strict_cutoff(money, unit)) if gap is None or gap > 1e-9
+                      else np.zeros((instance.n_edges, instance.rounds), dtype=bool)), "unit": unit,
+            "enumeration": enumeration, "seconds": time.perf_counter() - began}
 
 
 def _after_fixing(instance, method, model, solution, pre, params, mip_gap, common) -> Result:
@@ -1057,7 +1151,7 @@ def _after_fixing(instance, method, model, solution, pre, params, mip_gap, commo
     value, _, kept, stats = min(candidates, key=lambda c: (c[0], c[1]))
     bound = pre["bound"]
     if solver_bound is not None:
-        bound = max(bound, min(pre["money"], solver_bound))
+        bound = max(bound, round_bound(min(pre["money"], solver_bound), pre["unit"]))
     gap = relative_gap(value, bound)
     status = "optimal" if gap is not None and gap <= max(mip_gap, 1e-9) else (
         "time_limit" if solution.status == "time_limit" else "feasible")
@@ -1068,6 +1162,7 @@ def _after_fixing(instance, method, model, solution, pre, params, mip_gap, commo
     result = schedule_result(instance, method, kept, stats, "cost", status=status, params=params, message=message,
                              **common)
     result.bound, result.gap = bound, relative_gap(result.objective, bound)
+    result.details["enumeration"] = pre["enumeration"]
     return result
 
 

@@ -67,7 +67,7 @@ from ..modeling import solve_model
 from ..modeling.solution import relative_gap
 from ..result import Result
 from .migration import (WindowState, build_migration, completion_threshold, floor_bound, job_sizes, job_work,
-                        lagrangian_bound, objective_value, replay, schedule_result)
+                        lagrangian_bound, objective_unit, objective_value, replay, round_bound, schedule_result)
 
 __all__ = ["greedy_schedule", "solve_rolling"]
 
@@ -125,7 +125,7 @@ def solve_rolling(
     upper = min((c[1] for c in baselines), default=None)
     lagrange, _ = lagrangian_bound(instance, upper=upper, iterations=LAGRANGE_ITERATIONS,
                                    seconds=None if left is None else LAGRANGE_SHARE * left)
-    bound = max(bound, lagrange)
+    bound = round_bound(max(bound, lagrange), objective_unit(instance, "cost"))
     rate = np.zeros(n)
     if baselines:
         _, _, _, base_stats = min(baselines, key=lambda c: c[1])

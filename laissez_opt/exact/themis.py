@@ -89,7 +89,7 @@ from ..limits import TimeLimitReached, remaining
 from ..method_spec import Method, Option, read_state, solver_options, state_option
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import Solution
-from ..result import Result
+from ..result import AgentTable, Result
 from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
 from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
 
@@ -295,6 +295,13 @@ def select_bidders(instance: Instance, order: np.ndarray, *, placement: bool = F
 MAX_LAG = 1e12
 
 
+def work_and_elapsed(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """``W_i`` (``DEFAULT_WORK`` when unset) and ``t_i`` of every agent, read as columns."""
+    work = np.array([DEFAULT_WORK if w is None else float(w) for w in instance.agent_field("work")], dtype=np.float64)
+    elapsed = np.array(instance.agent_field("elapsed"), dtype=np.float64)
+    return work, elapsed
+
+
 def themis_data(instance: Instance, *, fractional: bool = False, fairness_knob: float = 0.0) -> ThemisData:
     """``W_i``, ``t_i``, ``X^id_i``, ``T_id,i``, ``a_i``, ``X^max_i`` and the bidders.
 
@@ -311,9 +318,7 @@ def themis_data(instance: Instance, *, fractional: bool = False, fairness_knob: 
     ([4.0, 2.0], [0.25, 0.0], [0])
     """
     knob = _check(instance, fairness_knob)
-    n = instance.n_agents
-    work = np.array([DEFAULT_WORK if a.work is None else float(a.work) for a in instance.agents])
-    elapsed = np.array([float(a.elapsed) for a in instance.agents])
+    work, elapsed = work_and_elapsed(instance)
     ideal = ideal_rates(instance)
     active = (work > 0) & (ideal > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -571,20 +576,24 @@ def _next_point(points, lo, hi, lag_binding, widths) -> float:
     return min(max(cand, lo + 0.01 * width), hi - 0.01 * width)
 
 
-def finish_times(instance: Instance, data: ThemisData, amounts: np.ndarray) -> dict:
-    """Per agent: ``W``, ``t``, ``X^id``, ``T_id``, ``a``, rate ``X``, ``T_sh``, ``rho``, bidder flag."""
+def finish_times(instance: Instance, data: ThemisData, amounts: np.ndarray) -> AgentTable:
+    """Per agent: ``W``, ``t``, ``X^id``, ``T_id``, ``a``, rate ``X``, ``T_sh``, ``rho``, bidder flag.
+
+    An :class:`~laissez_opt.result.AgentTable` over the columns: an agent's record is
+    built when read (``rho`` is ``None`` for an agent outside the auction).
+    """
     rates = data.rates(instance, amounts)
     work, elapsed = data.work.astype(np.float64), data.elapsed.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         shared = np.where(rates > 0, elapsed + work / np.where(rates > 0, rates, 1.0),
                           np.where(work == 0, elapsed, np.inf))
         rho = shared / data.ideal_time
-    rho_list = [r if a else None for r, a in zip(rho.tolist(), data.active.tolist())]
-    keys = ("work", "elapsed", "ideal_rate", "ideal_time", "lag", "rate", "shared_time", "rho", "active", "bidder")
-    columns = (work.tolist(), elapsed.tolist(), data.ideal_rate.astype(np.float64).tolist(),
-               data.ideal_time.astype(np.float64).tolist(), data.lag.astype(np.float64).tolist(), rates.tolist(),
-               shared.tolist(), rho_list, data.active.tolist(), data.is_bidder.tolist())
-    return {agent.id: dict(zip(keys, row)) for agent, row in zip(instance.agents, zip(*columns))}
+    active = np.asarray(data.active, dtype=bool)
+    columns = {"work": work, "elapsed": elapsed, "ideal_rate": data.ideal_rate.astype(np.float64),
+               "ideal_time": data.ideal_time.astype(np.float64), "lag": data.lag.astype(np.float64),
+               "rate": np.asarray(rates, dtype=np.float64), "shared_time": shared, "rho": rho, "active": active,
+               "bidder": np.asarray(data.is_bidder, dtype=bool)}
+    return AgentTable(instance, columns, {"rho": ~active})
 
 
 class _Log:
@@ -1113,8 +1122,7 @@ def solve_themis(
     kwargs = dict(solver=solver, via=via, time_limit=time_limit, fairness_knob=fairness_knob, tolerance=tolerance,
                   max_iterations=max_iterations, threads=threads, mip_gap=mip_gap, verbose=verbose, backend=backend)
     if fractional and fairness_knob == 0 and instance.rounds == 1:
-        work = np.array([DEFAULT_WORK if a.work is None else float(a.work) for a in instance.agents])
-        elapsed = np.array([float(a.elapsed) for a in instance.agents])
+        work, elapsed = work_and_elapsed(instance)
         out = solve_on_classes(
             instance, compress,
             lambda small, classes: _solve_themis(small, fractional=True,
@@ -1161,8 +1169,7 @@ def _relaxation_on_classes(instance: Instance, compress: str, kwargs: dict) -> t
     """
     from .classes import agent_classes, compression_wanted
 
-    work = np.array([DEFAULT_WORK if a.work is None else float(a.work) for a in instance.agents])
-    elapsed = np.array([float(a.elapsed) for a in instance.agents])
+    work, elapsed = work_and_elapsed(instance)
     if not compression_wanted(compress, agent_classes(instance, (work, elapsed))):
         return None
     data = themis_data(instance, fractional=False, fairness_knob=0.0)

@@ -40,7 +40,7 @@ from ..io.digest import columnar_copy, instance_digest
 from ..method_spec import suggest
 from ..limits import format_bytes, parse_memory
 from ..methods import get_method, registered_at_runtime
-from .executors import EXECUTORS, WAIT, Failure, Limits, ListFeed, run_dask, run_inline, run_local_pool
+from .executors import EXECUTORS, WAIT, Failure, Limits, ListFeed, pick_preferred, run_dask, run_inline, run_local_pool
 from .store import RESULT_STATUSES, DamagedRecord, RunStore, RunStoreWarning, run_key
 
 __all__ = ["Objective", "OBJECTIVES", "Comparison", "compare", "default_objectives", "parse_run_memory", "parse_run_time"]
@@ -131,7 +131,7 @@ def _parsed_instance(task: dict) -> Instance:
     object); nothing is parsed here.  Keyed by the instance's content digest
     (and its source), so a cache hit is the same instance.
     """
-    key = (task["hash"], task["source"])
+    key = _instance_of(task)
     instance = _PARSED.get(key)
     if instance is None:
         instance = pickle.loads(task["instance"])
@@ -631,7 +631,12 @@ def _executor_stream(plan: _Plan, feed):
         return run_dask(_run_task, feed, workers=plan.workers, scheduler=plan.scheduler, limits=plan.limits)
     if plan.executor == "inline":
         return run_inline(_run_task, feed, limits=plan.limits)
-    return run_local_pool(_run_task, feed, workers=plan.workers, limits=plan.limits)
+    return run_local_pool(_run_task, feed, workers=plan.workers, limits=plan.limits, affinity=_instance_of)
+
+
+def _instance_of(task: dict) -> tuple[str, str]:
+    """The key under which a worker keeps the task's instance unpacked (:func:`_parsed_instance`)."""
+    return task["hash"], task["source"]
 
 
 def _row_from(task: dict, outcome) -> dict:
@@ -703,10 +708,10 @@ class _StoreFeed:
     def __len__(self) -> int:
         return len(self.queue) + len(self.deferred)
 
-    def take(self):
-        """The next run to compute, :data:`WAIT` while others hold the rest, ``None`` when done."""
+    def take(self, rank: Callable | None = None):
+        """The next run to compute (the preferred one under ``rank``), :data:`WAIT` while others hold the rest, ``None`` when done."""
         while self.queue:
-            task = self.queue.popleft()
+            task = pick_preferred(self.queue, rank)
             if self._claim(task):
                 return task
             if task["key"] not in self.rows:

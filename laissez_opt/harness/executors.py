@@ -50,7 +50,7 @@ from ..errors import InputError, LaissezOptError
 from ..limits import format_bytes
 from .worker import _HEADER, address_space_cap
 
-__all__ = ["EXECUTORS", "WAIT", "Failure", "Limits", "ListFeed", "run_inline", "run_local_pool", "run_dask"]
+__all__ = ["EXECUTORS", "WAIT", "Failure", "Limits", "ListFeed", "pick_preferred", "run_inline", "run_local_pool", "run_dask"]
 
 EXECUTORS = ("local", "inline", "dask")
 
@@ -63,6 +63,8 @@ _TICK = 0.05
 _DASK_WORKER_BASELINE = 256 * 2**20
 #: Consecutive worker processes that may die before reporting ready before we give up.
 _STARTUP_ATTEMPTS = 3
+#: Affinity keys a local worker is taken to still hold: as many as a compare worker keeps unpacked.
+_HELD_KEYS = 4
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,38 @@ class Failure:
     peak_rss_mib: float | None = None
 
 
+#: How far down a feed's queue :func:`pick_preferred` looks for a preferred task: a sweep of many
+#: thousands of runs pays a bounded scan per run, and tasks of one instance sit next to each other.
+PREFERENCE_WINDOW = 64
+
+
+def pick_preferred(queue: deque, rank: Callable | None):
+    """Remove and return the queued task of least ``rank`` among the first :data:`PREFERENCE_WINDOW`.
+
+    Ties go to the earliest; without ``rank`` (or with an empty queue) the first task, or ``None``.
+    """
+    if not queue:
+        return None
+    if rank is None:
+        return queue.popleft()
+    best, best_rank = 0, None
+    for position in range(min(len(queue), PREFERENCE_WINDOW)):
+        value = rank(queue[position])
+        if best_rank is None or value < best_rank:
+            best, best_rank = position, value
+            if value == 0:
+                break
+    task = queue[best]
+    del queue[best]
+    return task
+
+
 class ListFeed:
-    """A feed over a fixed list: ``take()`` returns the next task, ``None`` when none is left."""
+    """A feed over a fixed list: ``take()`` returns the next task, ``None`` when none is left.
+
+    ``take(rank)`` prefers, among the next :data:`PREFERENCE_WINDOW` tasks, one of least
+    ``rank(task)`` (the local pool ranks by instance affinity, see :func:`run_local_pool`).
+    """
 
     def __init__(self, tasks: Iterable):
         self._tasks = deque(tasks)
@@ -97,9 +129,19 @@ class ListFeed:
     def __len__(self) -> int:
         return len(self._tasks)
 
-    def take(self):
-        """The next task, or ``None`` when the list is exhausted."""
-        return self._tasks.popleft() if self._tasks else None
+    def take(self, rank: Callable | None = None):
+        """The next task (the preferred one under ``rank``), or ``None`` when the list is exhausted."""
+        return pick_preferred(self._tasks, rank)
+
+
+def _takes_rank(feed) -> bool:
+    """Whether ``feed.take`` accepts a rank function (a feed written before affinity takes none)."""
+    import inspect
+
+    try:
+        return len(inspect.signature(feed.take).parameters) >= 1
+    except (TypeError, ValueError):
+        return False
 
 
 def _as_feed(tasks):
@@ -203,6 +245,8 @@ class _Worker:
         self.started = 0.0
         self.base_rss: int | None = None
         self.closed = False
+        #: Affinity keys of the tasks this worker ran, most recent last (see ``run_local_pool``).
+        self.held: deque = deque(maxlen=_HELD_KEYS)
 
     @property
     def pid(self) -> int:
@@ -299,12 +343,20 @@ class _Worker:
             self.stderr.close()
 
 
-def run_local_pool(fn: Callable, tasks, *, workers: int, limits: Limits | None = None) -> Iterator:
+def run_local_pool(fn: Callable, tasks, *, workers: int, limits: Limits | None = None,
+                   affinity: Callable | None = None) -> Iterator:
     """Run tasks in ``workers`` supervised worker processes; yields ``(task, outcome)``.
 
     ``fn`` must be importable by name (it is pickled by reference).  A run
     whose worker dies, or that goes over a cap of ``limits``, yields a
     :class:`Failure`; its worker is replaced and the other runs go on.
+
+    ``affinity(task)`` names what a task shares with others (``compare``: its
+    instance, which a worker unpacks once and whose array views and equal
+    shares it then keeps).  A free worker takes, from a feed that accepts a
+    rank (``take(rank)``), first a task whose key it ran before, then one whose
+    key no other worker holds, then any: each worker keeps to its own
+    instances, and two workers share one only when nothing else is left.
     """
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise InputError(f"must be an integer >= 1, got {workers!r}", path="workers")
@@ -321,6 +373,7 @@ def run_local_pool(fn: Callable, tasks, *, workers: int, limits: Limits | None =
     preparation.pop("authkey", None)  # our workers speak no multiprocessing protocol; the key stays here
     selector = selectors.DefaultSelector()
     pool: list[_Worker] = []
+    ranked = affinity is not None and _takes_rank(feed)
     startup_failures = 0
     state = {"exhausted": False, "waiting_since": None}
 
@@ -335,13 +388,23 @@ def run_local_pool(fn: Callable, tasks, *, workers: int, limits: Limits | None =
         pool.remove(worker)
         worker.kill()
 
-    def next_task():
+    def next_task(worker: _Worker):
         if state["exhausted"]:
             return None
         since = state["waiting_since"]
         if since is not None and time.monotonic() - since < _TICK * 4:
             return WAIT  # the feed said "later": do not poll it on every tick
-        task = feed.take()
+        if affinity is None or not ranked:
+            task = feed.take()
+        else:
+            others = {key for w in pool if w is not worker for key in w.held}
+            own = worker.held
+
+            def rank(candidate) -> int:
+                key = affinity(candidate)
+                return 0 if key in own else 2 if key in others else 1
+
+            task = feed.take(rank)
         if task is None:
             state["exhausted"] = True
         state["waiting_since"] = time.monotonic() if task is WAIT else None
@@ -351,9 +414,14 @@ def run_local_pool(fn: Callable, tasks, *, workers: int, limits: Limits | None =
     try:
         while True:
             for worker in [w for w in pool if w.ready and w.task is None]:
-                task = next_task()
+                task = next_task(worker)
                 if task is None or task is WAIT:
                     break
+                if affinity is not None:
+                    key = affinity(task)
+                    if key in worker.held:
+                        worker.held.remove(key)
+                    worker.held.append(key)
                 worker.task, worker.started = task, time.monotonic()
                 worker.base_rss = _rss_bytes(worker.pid)
                 worker.send((fn, task, limits.memory))  # if it died, its end of file comes through the selector

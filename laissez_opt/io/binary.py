@@ -53,16 +53,15 @@ from __future__ import annotations
 
 import io
 import json
-from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
 from ..instance import (
-    MAX_INTEGER, MAX_MAGNITUDE, Agent, Edge, Instance, _check_head, _finite, _text,
+    MAX_INTEGER, MAX_MAGNITUDE, Edge, Instance, _check_head, _finite, _text,
 )
-from .columns import _AGENT_RECORD, _build, _optional, ids_are_valid
+from .columns import DeferredAgents, _build, _optional, ids_are_valid
 from .jsonfile import MAX_INPUT_BYTES, parse_json
 
 __all__ = ["BINARY_FORMAT", "BINARY_VERSION", "instance_to_npz", "instance_from_npz", "is_binary"]
@@ -422,7 +421,7 @@ def _read(archive: _Archive, name_rule) -> Instance:
     agent_cols, views = _agents(archive, n, rounds, ids, index)
     deferred = _edges(archive, n, rounds, ids, inst.pools, views)
     # Records are built on first use (Instance.agents, Instance.edges) from the checked columns.
-    inst._records_later("agents", n, partial(_build, Agent, _AGENT_RECORD, agent_cols))
+    inst._records_later("agents", n, DeferredAgents(n, agent_cols))
     inst._records_later("edges", int(deferred.utility.size), deferred)
     inst.__dict__.update(views)
     return inst

@@ -241,6 +241,40 @@ def _build(cls, names: Sequence[str], columns: Sequence[list]) -> tuple:
     return tuple(records)
 
 
+class _Same:
+    """A column holding one value for every row (kept as the value, not as ``n`` copies)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class DeferredAgents:
+    """The agent records of an instance read as columns: built on first use, each field readable before.
+
+    ``columns`` holds one entry per field of :data:`_AGENT_RECORD`: a list of the
+    rows' values, or :class:`_Same` for a field with one value everywhere.
+    Calling it builds the records (:func:`_build`); :meth:`column` reads one
+    field without building them (``Instance.agent_field``), so a method that
+    needs only, say, the agents' work does not pay for a million records.
+    """
+
+    __slots__ = ("size", "columns")
+
+    def __init__(self, size: int, columns: list):
+        self.size, self.columns = size, columns
+
+    def __call__(self) -> tuple:
+        return _build(Agent, _AGENT_RECORD, [repeat(c.value, self.size) if isinstance(c, _Same) else c
+                                             for c in self.columns])
+
+    def column(self, name: str) -> list:
+        """The values of field ``name`` in row order (the list itself: do not modify it)."""
+        values = self.columns[_AGENT_RECORD.index(name)]
+        return [values.value] * self.size if isinstance(values, _Same) else values
+
+
 def _dicts(items: Any, allowed: frozenset, required: frozenset):
     """The fields present in every item and in some item, when ``items`` is a list of dicts with allowed keys."""
     if type(items) is not list or (items and set(map(type, items)) != {dict}):
@@ -298,29 +332,52 @@ def instance_fast(data: Any, source: str, name: str, pools_of) -> Instance | Non
     if edge_cols is None:
         return None
     # The records are built when first asked for: a solve reads only the views.
-    inst._records_later("agents", len(agent_ids), partial(_build, Agent, _AGENT_RECORD, agent_cols))
+    inst._records_later("agents", len(agent_ids), DeferredAgents(len(agent_ids), agent_cols))
     inst._records_later("edges", len(edges), partial(_build, Edge, _EDGE_RECORD, edge_cols))
     inst.__dict__.update(views)
     return inst
 
 
-def _column_agents(ids: list, weights: np.ndarray, demands: np.ndarray) -> tuple:
-    """The agent records of :func:`instance_from_columns` (``demands[i] < 0``: unbounded)."""
-    n = len(ids)
-    return _build(Agent, _AGENT_RECORD, [ids, weights.tolist(), _optional(demands, demands < 0), repeat(None, n),
-                                         repeat(0, n), repeat(None, n), repeat(0.0, n), repeat(0.0, n),
-                                         repeat(None, n), repeat(None, n), repeat(False, n), repeat(None, n)])
+def _column_agents(ids: list, weights: np.ndarray, demands: np.ndarray) -> DeferredAgents:
+    """The deferred agent records of :func:`instance_from_columns` (``demands[i] < 0``: unbounded)."""
+    return DeferredAgents(len(ids), [ids, weights.tolist(), _optional(demands, demands < 0), _Same(None), _Same(0),
+                                     _Same(None), _Same(0.0), _Same(0.0), _Same(None), _Same(None), _Same(False),
+                                     _Same(None)])
 
 
-def _column_edges(ids: list, pool_ids: list, edge_agent: np.ndarray, edge_pool: np.ndarray, utility: np.ndarray,
-                  bid: np.ndarray | None, cost: np.ndarray | None) -> tuple:
-    """The edge records of :func:`instance_from_columns`."""
-    n_edges = edge_agent.size
-    names = np.array(ids, dtype=object)
-    pool_names = np.array(pool_ids, dtype=object)
-    utilities = list(map(tuple, utility.tolist())) if utility.ndim == 2 else utility.tolist()
-    extra = [repeat(None, n_edges) if column is None else column.tolist() for column in (bid, cost)]
-    return _build(Edge, _EDGE_RECORD, [names[edge_agent].tolist(), pool_names[edge_pool].tolist(), utilities, *extra])
+class ColumnEdges:
+    """The deferred edge records of :func:`instance_from_columns`: built on first use, any rows before.
+
+    ``utility`` is ``(E,)`` or ``(E, R)``; ``bid`` and ``cost`` are ``(E,)`` or
+    None (absent everywhere).  :meth:`rows` builds the records of chosen rows
+    only (``Instance.edge_rows``), for a caller that copies a few edges of a
+    million, such as the class instance of symmetry compression.
+    """
+
+    __slots__ = ("ids", "pool_ids", "edge_agent", "edge_pool", "utility", "bid", "cost")
+
+    def __init__(self, ids: list, pool_ids: list, edge_agent: np.ndarray, edge_pool: np.ndarray,
+                 utility: np.ndarray, bid: np.ndarray | None, cost: np.ndarray | None):
+        self.ids, self.pool_ids, self.edge_agent, self.edge_pool = ids, pool_ids, edge_agent, edge_pool
+        self.utility, self.bid, self.cost = utility, bid, cost
+
+    def _columns(self, pick) -> tuple:
+        names = np.array(self.ids, dtype=object)
+        pool_names = np.array(self.pool_ids, dtype=object)
+        utility = pick(self.utility)
+        utilities = list(map(tuple, utility.tolist())) if utility.ndim == 2 else utility.tolist()
+        size = len(utilities)
+        extra = [repeat(None, size) if column is None else pick(column).tolist() for column in (self.bid, self.cost)]
+        return _build(Edge, _EDGE_RECORD, [names[pick(self.edge_agent)].tolist(),
+                                           pool_names[pick(self.edge_pool)].tolist(), utilities, *extra])
+
+    def __call__(self) -> tuple:
+        return self._columns(lambda column: column)
+
+    def rows(self, rows: Sequence[int]) -> tuple:
+        """The records of edges ``rows``, in that order."""
+        index = np.asarray(rows, dtype=np.int64)
+        return self._columns(lambda column: column[index])
 
 
 def _rare_fields(agents: list, rounds: int, agent_cols: list) -> bool:
@@ -576,9 +633,9 @@ def instance_from_columns(
         extra.append(column)
     unbounded = demands < 0
     # The records are built when first asked for (half of generating a million agents otherwise).
-    inst._records_later("agents", n, partial(_column_agents, ids, weights, demands))
-    inst._records_later("edges", n_edges, partial(_column_edges, ids, [pool.id for pool in inst.pools], edge_agent,
-                                                  edge_pool, utility, *extra))
+    inst._records_later("agents", n, _column_agents(ids, weights, demands))
+    inst._records_later("edges", n_edges, ColumnEdges(ids, [pool.id for pool in inst.pools], edge_agent,
+                                                       edge_pool, utility, *extra))
     views = {
         "agent_index": index,
         "pool_index": {pool.id: c for c, pool in enumerate(inst.pools)},

@@ -155,9 +155,8 @@ def columnar_copy(instance: Instance) -> Instance:
     >>> copy.edges == inst.edges, lo.dumps_instance(copy) == lo.dumps_instance(inst)
     (True, True)
     """
-    from ..instance import Agent
     from .binary import _EdgeRecords
-    from .columns import _AGENT_RECORD, _build
+    from .columns import DeferredAgents
 
     if not isinstance(instance, Instance):
         raise TypeError(f"expected an Instance, got {type(instance).__name__}")
@@ -170,7 +169,7 @@ def columnar_copy(instance: Instance) -> Instance:
     copy = Instance._prechecked(tuple(instance.pools), (None,), (), rounds=instance.rounds,
                                 round_hours=instance.round_hours, name=instance.name,
                                 description=instance.description, source=instance.source, views=views)
-    copy._records_later("agents", len(agents[0]), partial(_build, Agent, _AGENT_RECORD, [list(c) for c in agents]))
+    copy._records_later("agents", len(agents[0]), DeferredAgents(len(agents[0]), [list(c) for c in agents]))
     rows = edges["rows"] if len(edges["rows"]) else None
     pairs = [pair if pair[1].any() else None for pair in (edges["bid"], edges["cost"])]
     copy._records_later("edges", instance.n_edges, _EdgeRecords(
@@ -204,18 +203,11 @@ def _builder(instance: Instance, field: str):
 
 def _agent_columns(instance: Instance) -> list[Sequence]:
     """The agents' twelve fields as columns (``Agent``'s field order), from the readers' columns when unbuilt."""
-    from .columns import _AGENT_RECORD, _build, _column_agents
+    from .columns import _AGENT_RECORD, DeferredAgents
 
     build = _builder(instance, "agents")
-    if isinstance(build, partial) and build.func is _build and build.args[1] == _AGENT_RECORD:
-        return list(build.args[2])
-    if isinstance(build, partial) and build.func is _column_agents:
-        ids, weights, demands = build.args
-        n = len(ids)
-        nothing = [None] * n
-        demand = [None if d < 0 else d for d in demands.tolist()]
-        return [ids, weights, demand, nothing, [0] * n, nothing, [0.0] * n, [0.0] * n, nothing, nothing,
-                [False] * n, nothing]
+    if isinstance(build, DeferredAgents):
+        return [build.column(name) for name in _AGENT_RECORD]
     agents = instance.agents
     return [[getattr(a, name) for a in agents] for name in _AGENT_FIELDS]
 
@@ -223,7 +215,7 @@ def _agent_columns(instance: Instance) -> list[Sequence]:
 def _edge_columns(instance: Instance) -> dict[str, Any]:
     """Round-0 utility, per-round rows and table, bid and cost (values, given) of every edge."""
     from .binary import _EdgeRecords
-    from .columns import _EDGE_RECORD, _build, _column_edges
+    from .columns import _EDGE_RECORD, ColumnEdges, _build
 
     e = instance.n_edges
     build = _builder(instance, "edges")
@@ -233,8 +225,8 @@ def _edge_columns(instance: Instance) -> dict[str, Any]:
         pairs = [(np.zeros(e), np.zeros(e, np.bool_)) if pair is None else (pair[0], pair[1])
                  for pair in (build.bid, build.cost)]
         return {"utility": build.utility, "rows": rows, "rounds": table, "bid": pairs[0], "cost": pairs[1]}
-    if isinstance(build, partial) and build.func is _column_edges:
-        utility, bid, cost = build.args[4:7]
+    if isinstance(build, ColumnEdges):
+        utility, bid, cost = build.utility, build.bid, build.cost
         utility = np.asarray(utility, np.float64)
         if utility.ndim == 2:
             out = {"utility": utility[:, 0], "rows": np.arange(e, dtype=np.int64), "rounds": utility}
