@@ -59,6 +59,7 @@ import dataclasses
 import io
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -74,6 +75,7 @@ from _common import machine, write_report  # noqa: E402
 HERE = Path(__file__).resolve().parent
 FLOOR_S = 0.1
 REPEAT_BELOW_S = 2.0
+MEMORY_SHARE = 0.5  # a child may take this share of the physical memory (address space)
 GAVEL_WATERFILL = (1024, 19.8)  # Gavel (OSDI'20): water-filling at 1,024 jobs, seconds
 GAVEL_LP = (1024, 0.04, 0.08)  # Gavel: one max-min LP at 1,024 jobs, seconds
 POP = (2048, 285.0, 12.6)  # POP (SOSP'21): 2,048 jobs, whole vs 8 random sub-problems, seconds
@@ -364,7 +366,11 @@ def run_point(key: str, n: int, which: str, limit: float) -> dict:
     if which == "solve":  # imports and first-call (JIT) costs, paid once per process, are not measured
         lo.solve(model.make(model.quick[0]), model.method, time_limit=limit, **model.options)
     t0 = time.perf_counter()
-    inst = model.make(n)
+    try:
+        inst = model.make(n)
+    except MemoryError:
+        return {"model": key, "size": n, "which": which, "state": "out_of_memory",
+                "cause": f"MemoryError while building the instance (address space capped at {_gib(_address_cap())})"}
     row = {"model": key, "size": n, "which": which, "make_s": time.perf_counter() - t0,
            "edges": int(inst.n_edges), "devices": int(sum(p.count for p in inst.pools))}
     if which != "solve":
@@ -380,19 +386,64 @@ def run_point(key: str, n: int, which: str, limit: float) -> dict:
         state = "memory_refusal" if "memory budget" in text or "elementary steps" in text else "input_error"
         return {**row, "state": state, "cause": text[:240]}
     except MemoryError:
-        return {**row, "state": "out_of_memory", "cause": "MemoryError"}
+        return {**row, "state": "out_of_memory",
+                "cause": f"MemoryError while solving (address space capped at {_gib(_address_cap())})"}
     status = result.status
     state = "finished" if status not in ("time_limit", "infeasible") and seconds <= limit else "wall"
     return {**row, "state": state, "seconds": seconds, "runs": runs, "status": status,
             "objective": _number(result.objective), "bound": _number(result.bound), "gap": _number(result.gap)}
 
 
-def run_child(key: str, n: int, which: str, limit: float, timeout: float) -> dict:
-    """:func:`run_point` in a fresh interpreter, killed after ``timeout`` seconds."""
+def memory_cap(share: float = MEMORY_SHARE) -> int | None:
+    """Bytes of address space a child may take: ``share`` of the physical memory (None if unknown)."""
+    try:
+        return int(share * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _gib(n: int | None) -> str:
+    return "no cap" if n is None else f"{n / 2 ** 30:.1f} GiB"
+
+
+def _address_cap() -> int | None:
+    """This process's address-space limit in bytes (None when unlimited or unknown)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        return None if soft == resource.RLIM_INFINITY else int(soft)
+    except (ImportError, ValueError, OSError):
+        return None
+
+
+def _capper(cap: int | None):
+    """A ``preexec_fn`` setting the child's address-space limit to ``cap`` bytes (None: no cap)."""
+    if cap is None or sys.platform == "win32":
+        return None
+
+    def apply() -> None:  # runs in the child before it starts: a size too large raises MemoryError there
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    return apply
+
+
+def run_child(key: str, n: int, which: str, limit: float, timeout: float, memory: int | None = -1) -> dict:
+    """:func:`run_point` in a fresh interpreter, killed after ``timeout`` seconds.
+
+    The child's address space is capped at :func:`memory_cap` (``MEMORY_SHARE`` of the
+    physical memory, on systems with ``resource``), so that an instance too large for the
+    machine (``auction``'s dense ``n x 2n`` matrix grows as ``n^2``) ends in a recorded
+    ``MemoryError`` instead of pushing the machine into swap or its out-of-memory killer.
+    ``memory``: the cap in bytes (default ``-1``: :func:`memory_cap`; ``None``: no cap).
+    """
     cmd = [sys.executable, str(Path(__file__).resolve()), "--point", key, str(n), which, "--limit", str(limit)]
     t0 = time.perf_counter()
+    cap = memory_cap() if memory == -1 else memory
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE, preexec_fn=_capper(cap))
     except subprocess.TimeoutExpired:
         return {"model": key, "size": n, "which": which, "state": "killed",
                 "cause": f"did not return within {timeout:.0f} s (killed)"}
@@ -542,11 +593,24 @@ def recorded(report: dict) -> list[str]:
     return lines
 
 
+def row_limits(report: dict) -> list[float]:
+    """The distinct per-solve limits of the report's rows, most used first (a merged report may mix them)."""
+    counts: dict[float, int] = {}
+    for row in report["models"].values():
+        lim = float(row.get("limit_s", report["limit_s"]))
+        counts[lim] = counts.get(lim, 0) + 1
+    return sorted(counts, key=lambda lim: (-counts[lim], -lim)) or [float(report["limit_s"])]
+
+
 def markdown(report: dict) -> str:
-    limit = report["limit_s"]
+    """The report as Markdown: one summary row per model, the recorded peers, then every point."""
+    limits = row_limits(report)
+    limit = limits[0]
+    others = ", ".join(f"{x:g} s" for x in limits[1:])
+    scope = f"; {others} where the row says so" if others else ""
     head = ("| model | method (options) | size axis | sizes finishing | time at largest (s) | status at largest | "
             "exponent (fit from) | wall (first size over the limit) and cause | lo.solve / reference at the largest size both ran |")
-    lines = [f"# Scaling of every model (limit {limit:g} s per solve unless the row says otherwise)", "",
+    lines = [f"# Scaling of every model (limit {limit:g} s per solve{scope})", "",
              f"Machine: {report['machine']['cpu_count']} cores, shared with other work; Python "
              f"{report['machine']['python']}, highspy {report['machine'].get('highspy')}, ortools "
              f"{report['machine'].get('ortools')}.  Times: median of 3 runs under {REPEAT_BELOW_S:g} s, else one run.",
@@ -600,7 +664,8 @@ def plot(report: dict, path: Path) -> None:
                 continue
             label = key if row["exponent"] is None else f"{key} (n^{row['exponent']:.2f})"
             ax.loglog([p["size"] for p in done], [p["seconds"] for p in done], marker="o", label=label)
-        ax.axhline(report["limit_s"], color="grey", linestyle="--", linewidth=1)
+        for lim in {float(r.get("limit_s", report["limit_s"])) for r in report["models"].values() if r["group"] == group}:
+            ax.axhline(lim, color="grey", linestyle="--", linewidth=1)
         ax.set_title(group)
         ax.set_xlabel("size (see the table for each model's axis)")
         if ax.get_legend_handles_labels()[0]:

@@ -102,3 +102,36 @@ def test_a_point_over_the_limit_is_recorded_as_the_wall(tmp_path, bench):
     row = bench.run_child("migration", 8, "solve", 0.5, timeout=120)
     assert row["state"] in {"wall", "no_solution"}
     assert bench._cause(row)
+
+
+def test_an_instance_too_large_for_the_memory_cap_is_recorded_not_fatal(bench):
+    # auction at 4,096 agents is a dense 4,096 x 8,192 matrix (3.4e7 edges, several GiB of arrays):
+    # under a 1.5 GiB cap the child must report MemoryError as the wall, not die or take the machine.
+    row = bench.run_child("auction", 4096, "solve", 10, timeout=180, memory=1500 * 2 ** 20)
+    assert row["state"] == "out_of_memory", row
+    assert "1.5 GiB" in row["cause"] and "building the instance" in row["cause"]
+    assert bench._cause(row) == row["cause"]
+    # The default cap is a share of the physical memory, and a small point runs under it.
+    cap = bench.memory_cap()
+    assert cap is None or 0 < cap < 2 ** 50
+    assert bench.run_child("greedy", 256, "solve", 10, timeout=180)["state"] == "finished"
+
+
+def test_a_merged_report_with_two_limits_names_both(tmp_path, bench):
+    # Rows run with --limit 60 and (merged later) --limit 30: the header takes the limit most rows
+    # used and names the other; each row's wall says its own limit; the plot draws both.
+    def row(key, group, limit, seconds):
+        point = {"size": 64, "state": "finished", "seconds": seconds, "status": "optimal", "references": {}}
+        return {"key": key, "method": key, "options": {}, "axis": "agents", "limit_s": limit, "group": group,
+                "note": "", "references": [], "points": [point], "exponent": None, "floor": None,
+                "fit_basis": "too few points", "wall": {"size": 128, "state": "wall", "cause": "time limit"}}
+
+    report = {"limit_s": 30.0, "machine": {"cpu_count": 2, "python": "3"}, "models": {
+        "welfare": row("welfare", "exact", 60.0, 0.5), "vcg": row("vcg", "exact", 60.0, 0.7),
+        "migration": row("migration", "multi-round", 30.0, 2.0)}}
+    assert bench.row_limits(report) == [60.0, 30.0]
+    text = bench.markdown(report)
+    assert text.splitlines()[0] == "# Scaling of every model (limit 60 s per solve; 30 s where the row says so)"
+    assert "128: time limit (limit 30 s)" in text and "128: time limit (limit 60 s)" in text
+    bench.plot(report, tmp_path / "p.png")
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
