@@ -6,8 +6,11 @@ does not finish within ``--limit`` seconds (default 60): the *wall*.  Every solv
 through the public path ``lo.solve(inst, method, time_limit=LIMIT, ...)`` in a fresh
 subprocess, so that a crash, an out-of-memory kill or the library's memory refusal (its
 size estimate, checked before anything is built) is recorded as the wall's cause instead
-of ending the sweep.  The parent kills a child that has not returned after ``2 x LIMIT +
-120`` seconds (instance generation included) and records that too.
+of ending the sweep.  The parent kills a ``lo.solve`` child that has not returned after
+``2 x LIMIT + 120`` seconds (a reference child after ``LIMIT + 120``; instance generation
+included) and records that too.  Each child's address space is capped at half the
+physical memory, so that an instance too large for the machine is a recorded
+``MemoryError``.
 
 Each child first solves the model's smallest quick size once, untimed, so that imports and
 first-call (numba JIT) costs are paid before the measured solve.  A size *finishes* when ``lo.solve`` returns within the limit with a status other than
@@ -497,7 +500,7 @@ def sweep(model: Model, limit: float, sizes, budget: float, log) -> dict:
                 if ref in dropped:
                     refs[ref] = {"state": "skipped", "cause": dropped[ref]}
                     continue
-                r = run_child(model.key, n, ref, limit, timeout)
+                r = run_child(model.key, n, ref, limit, limit + 120)  # past the limit it is dropped anyway
                 refs[ref] = r
                 if r["state"] != "ran" or r["seconds"] > limit:  # not run again at larger sizes
                     dropped[ref] = f"over the limit from {n:,}"
