@@ -464,7 +464,11 @@ def fit_exponent(sizes, seconds, floor_s: float = FLOOR_S) -> tuple[float | None
     """(slope, floor size, basis): least-squares slope of ``log t`` on ``log n``.
 
     Fitted over the points with ``t >= floor_s``; with fewer than three such points, over
-    the last three points (basis ``"last 3"``); ``None`` with fewer than two points.
+    the last three points (basis ``"last 3"``); ``None`` with fewer than two points, and
+    ``None`` (basis ``"not monotone: ..."``) when a larger size of the fitted points took
+    less than half the time of a smaller one: the time then depends on the instance more
+    than on its size (an integral search closing early on one instance and not on another),
+    and no growth law fits.
 
     >>> n = [100, 200, 400, 800]
     >>> round(fit_exponent(n, [3e-5 * x ** 2 for x in n])[0], 6)
@@ -477,6 +481,11 @@ def fit_exponent(sizes, seconds, floor_s: float = FLOOR_S) -> tuple[float | None
         above, basis = pairs[-3:], "last 3"
     if len(above) < 2:
         return None, None, "too few points"
+    for i, (n_small, t_small) in enumerate(above):
+        later = [(n, t) for n, t in above[i + 1:] if t < t_small / 2]
+        if later:
+            n_big, t_big = later[0]
+            return None, int(above[0][0]), f"not monotone: {_s(t_small)} s at {n_small:,}, {_s(t_big)} s at {n_big:,}"
     x = np.log([n for n, _ in above])
     y = np.log([t for _, t in above])
     slope = float(np.polyfit(x, y, 1)[0])
@@ -624,7 +633,8 @@ def markdown(report: dict) -> str:
         span = f"{done[0]['size']:,} .. {last['size']:,}" if done else "none"
         options = ", ".join(f"{k}={v}" for k, v in row["options"].items())
         method = f"`{row['method']}`" + (f" ({options})" if options else "")
-        exp = "n/a" if row["exponent"] is None else f"{row['exponent']:.2f} (n >= {row['floor']:,}, {row['fit_basis']})"
+        exp = (f"n/a ({row['fit_basis']})" if row["exponent"] is None
+               else f"{row['exponent']:.2f} (n >= {row['floor']:,}, {row['fit_basis']})")
         wall = row["wall"]
         wall_text = (f"{wall['size']:,}: " if wall.get("size") else "") + wall["cause"].replace("|", "/")
         wall_text += f" (limit {row.get('limit_s', limit):g} s)"
@@ -731,9 +741,22 @@ def main(argv=None) -> int:
     return write_all(report, args.out)
 
 
+def refit(report: dict) -> None:
+    """Recompute every row's exponent, floor and basis from its finished points (in place).
+
+    Reports merged from runs of an older version of this script get the current fit.
+    """
+    floor_s = report.get("floor_s", FLOOR_S)
+    for row in report["models"].values():
+        done = [p for p in row["points"] if p["state"] == "finished"]
+        row["exponent"], row["floor"], row["fit_basis"] = fit_exponent(
+            [p["size"] for p in done], [p["seconds"] for p in done], floor_s)
+
+
 def write_all(report: dict, out: Path) -> int:
     """Write the JSON report, its Markdown table and the plot to ``out``, each atomically."""
     report["models"] = {k: report["models"][k] for k in MODELS if k in report["models"]}
+    refit(report)
     write_report(out / "scaling_models.json", json.dumps(report, indent=1) + "\n")
     text = markdown(report)
     write_report(out / "scaling_models.md", text)

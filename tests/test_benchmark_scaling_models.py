@@ -135,3 +135,14 @@ def test_a_merged_report_with_two_limits_names_both(tmp_path, bench):
     assert "128: time limit (limit 30 s)" in text and "128: time limit (limit 60 s)" in text
     bench.plot(report, tmp_path / "p.png")
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_fit_exponent_refuses_times_that_fall_with_size(bench):
+    # An integral search that closes at once on the larger instance and slowly on the smaller
+    # one (migration: 4 jobs 0.007 s, 8 jobs 7.3 s, 16 jobs 0.1 s) follows no growth law.
+    slope, floor, basis = bench.fit_exponent([4, 8, 16], [0.007, 7.27, 0.099])
+    assert slope is None and floor == 4
+    assert basis == "not monotone: 7.27 s at 8, 0.099 s at 16"
+    # Noise (a later time a little below an earlier one) keeps the fit.
+    slope, _, basis = bench.fit_exponent([64, 128, 256, 512], [7.3, 19.8, 18.0, 23.3])
+    assert slope is not None and basis.startswith("t >=")
