@@ -52,7 +52,9 @@ fitted on the last three finishing sizes and marked so.  The table names the flo
 
 Writes ``scaling_models.json``, ``scaling_models.md`` and ``scaling_models.png`` to ``--out``
 (default ``benchmarks/results``), each atomically.  ``--merge`` keeps the models of an
-existing JSON report that this run does not repeat (to run the sweep model by model).
+existing JSON report that this run does not repeat (to run the sweep model by model);
+with ``--resume`` as well, a model whose sweep stopped on its ``--budget`` goes on from
+the size it stopped at, its earlier points kept.
 """
 
 from __future__ import annotations
@@ -492,10 +494,21 @@ def fit_exponent(sizes, seconds, floor_s: float = FLOOR_S) -> tuple[float | None
     return slope, int(above[0][0]), basis
 
 
-def sweep(model: Model, limit: float, sizes, budget: float, log) -> dict:
-    """Double the size until the wall; per size ``lo.solve`` and the references, each in a child."""
+def sweep(model: Model, limit: float, sizes, budget: float, log, prior: dict | None = None) -> dict:
+    """Double the size until the wall; per size ``lo.solve`` and the references, each in a child.
+
+    ``prior``: the model's row of an earlier run that stopped on its budget; its points are
+    kept, the sweep goes on from its wall size, and a reference it dropped stays dropped.
+    """
     timeout = 2 * limit + 120
     points, wall, dropped = [], None, {}
+    if prior is not None:
+        points = [p for p in prior["points"] if p["state"] == "finished"]
+        sizes = [n for n in sizes if n > max((p["size"] for p in points), default=0)]
+        for p in points:
+            for ref, r in p.get("references", {}).items():
+                if ref not in dropped and (r.get("state") != "ran" or r.get("seconds", 0) > limit):
+                    dropped[ref] = r.get("cause") if r.get("state") == "skipped" else f"over the limit from {p['size']:,}"
     spent = time.perf_counter()
     for n in sizes:
         if time.perf_counter() - spent > budget:
@@ -701,11 +714,15 @@ def main(argv=None) -> int:
     parser.add_argument("--budget", type=float, default=900.0, help="seconds of sweep per model before stopping")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     parser.add_argument("--merge", action="store_true", help="keep the other models of an existing report")
+    parser.add_argument("--resume", action="store_true",
+                        help="with --merge: a model whose sweep stopped on its budget goes on from there")
     parser.add_argument("--combine", default="", help="comma-separated JSON reports: merge their models, write, run nothing")
     parser.add_argument("--point", nargs=3, metavar=("MODEL", "N", "WHICH"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.limit <= 0 or args.budget <= 0:
         parser.error("--limit and --budget must be positive")
+    if args.resume and not args.merge:
+        parser.error("--resume needs --merge")
     if args.point:
         key, n, which = args.point
         if key not in MODELS or (which != "solve" and which not in REFERENCES):
@@ -735,7 +752,11 @@ def main(argv=None) -> int:
     for key in keys:
         model = MODELS[key]
         sizes = list(model.quick) if args.quick else doubling(model.start, model.cap)
-        report["models"][key] = sweep(model, limit, sizes, args.budget, print)
+        prior = report["models"].get(key) if args.resume else None
+        if prior is not None and (prior["wall"].get("state") != "budget" or prior.get("limit_s") != limit):
+            print(f"{key}: kept as it is (its sweep did not stop on its budget at this limit)")
+            continue
+        report["models"][key] = sweep(model, limit, sizes, args.budget, print, prior)
         report["models"] = {k: report["models"][k] for k in MODELS if k in report["models"]}
         write_report(json_path, json.dumps(report, indent=1) + "\n")  # after every model: a partial report survives
     return write_all(report, args.out)

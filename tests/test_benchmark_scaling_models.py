@@ -146,3 +146,25 @@ def test_fit_exponent_refuses_times_that_fall_with_size(bench):
     # Noise (a later time a little below an earlier one) keeps the fit.
     slope, _, basis = bench.fit_exponent([64, 128, 256, 512], [7.3, 19.8, 18.0, 23.3])
     assert slope is not None and basis.startswith("t >=")
+
+
+def test_resume_goes_on_from_a_budget_wall(tmp_path):
+    # A tiny budget stops welfare after its first quick size; --merge --resume finishes the sweep
+    # from there, keeping the first point as it was.
+    out = tmp_path / "results"
+    base = [sys.executable, str(SCRIPT), "--quick", "--models", "welfare", "--out", str(out)]
+    first = subprocess.run(base + ["--budget", "0.001"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr[-2000:]
+    row = json.loads((out / "scaling_models.json").read_text())["models"]["welfare"]
+    assert [p["size"] for p in row["points"]] == [64] and row["wall"] == {
+        "size": 128, "state": "budget", "cause": "not run: the model's sweep budget of 0 s was spent"}
+    kept = row["points"][0]
+    again = subprocess.run(base + ["--merge", "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    row = json.loads((out / "scaling_models.json").read_text())["models"]["welfare"]
+    assert [p["size"] for p in row["points"]] == [64, 128, 256] and row["points"][0] == kept
+    assert row["wall"]["state"] == "cap" and row["exponent"] is not None
+    # A finished sweep is left alone by --resume.
+    third = subprocess.run(base + ["--merge", "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert "kept as it is" in third.stdout
+    assert json.loads((out / "scaling_models.json").read_text())["models"]["welfare"] == row
