@@ -48,6 +48,7 @@ fitted on the last three finishing sizes and marked so.  The table names the flo
 
     python benchmarks/scaling_models.py                       # every model, 60 s wall
     python benchmarks/scaling_models.py --models welfare,mtf --limit 30
+    python benchmarks/scaling_models.py --limits migration=30,maxmin_int=30   # per-model limits
     python benchmarks/scaling_models.py --quick               # tiny sizes, a few seconds per model
 
 Writes ``scaling_models.json``, ``scaling_models.md`` and ``scaling_models.png`` to ``--out``
@@ -706,11 +707,33 @@ def plot(report: dict, path: Path) -> None:
 
 
 # ----------------------------------------------------------------- main
+def parse_limits(text: str, error=None) -> dict[str, float]:
+    """``"migration=30,maxmin_int=30"`` -> ``{"migration": 30.0, "maxmin_int": 30.0}`` (keys checked)."""
+    out = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        key, _, value = item.partition("=")
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = -1.0
+        if key not in MODELS or not seconds > 0:
+            message = f"bad --limits entry {item!r}: want MODEL=SECONDS with a known model and SECONDS > 0"
+            if error is None:
+                raise ValueError(message)
+            error(message)
+        out[key] = seconds
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="", help="comma-separated model keys (default: all)")
     parser.add_argument("--limit", type=float, default=60.0, help="seconds per solve; the wall (default 60)")
     parser.add_argument("--quick", action="store_true", help="three tiny sizes per model, 10 s limit")
+    parser.add_argument("--limits", default="",
+                        help="per-model limits overriding --limit, e.g. migration=30,maxmin_int=30")
     parser.add_argument("--budget", type=float, default=900.0, help="seconds of sweep per model before stopping")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     parser.add_argument("--merge", action="store_true", help="keep the other models of an existing report")
@@ -741,6 +764,7 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"unknown models {unknown}; known: {', '.join(MODELS)}")
     limit = min(args.limit, 10.0) if args.quick else args.limit
+    overrides = parse_limits(args.limits, parser.error)
     missing = check_coverage()
     if missing:
         print(f"warning: registered methods not covered: {missing}")
@@ -753,10 +777,11 @@ def main(argv=None) -> int:
         model = MODELS[key]
         sizes = list(model.quick) if args.quick else doubling(model.start, model.cap)
         prior = report["models"].get(key) if args.resume else None
-        if prior is not None and (prior["wall"].get("state") != "budget" or prior.get("limit_s") != limit):
+        own = min(overrides.get(key, limit), limit) if args.quick else overrides.get(key, limit)
+        if prior is not None and (prior["wall"].get("state") != "budget" or prior.get("limit_s") != own):
             print(f"{key}: kept as it is (its sweep did not stop on its budget at this limit)")
             continue
-        report["models"][key] = sweep(model, limit, sizes, args.budget, print, prior)
+        report["models"][key] = sweep(model, own, sizes, args.budget, print, prior)
         report["models"] = {k: report["models"][k] for k in MODELS if k in report["models"]}
         write_report(json_path, json.dumps(report, indent=1) + "\n")  # after every model: a partial report survives
     return write_all(report, args.out)

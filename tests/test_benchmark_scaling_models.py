@@ -168,3 +168,11 @@ def test_resume_goes_on_from_a_budget_wall(tmp_path):
     third = subprocess.run(base + ["--merge", "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert "kept as it is" in third.stdout
     assert json.loads((out / "scaling_models.json").read_text())["models"]["welfare"] == row
+
+
+def test_per_model_limits_are_parsed_and_checked(bench):
+    assert bench.parse_limits("migration=30, maxmin_int=12.5,") == {"migration": 30.0, "maxmin_int": 12.5}
+    assert bench.parse_limits("") == {}
+    for bad in ("nosuch=30", "migration=0", "migration", "migration=abc"):
+        with pytest.raises(ValueError, match="bad --limits entry"):
+            bench.parse_limits(bad)
