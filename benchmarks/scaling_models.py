@@ -467,28 +467,36 @@ def fit_exponent(sizes, seconds, floor_s: float = FLOOR_S) -> tuple[float | None
     """(slope, floor size, basis): least-squares slope of ``log t`` on ``log n``.
 
     Fitted over the points with ``t >= floor_s``; with fewer than three such points, over
-    the last three points (basis ``"last 3"``); ``None`` with fewer than two points, and
-    ``None`` (basis ``"not monotone: ..."``) when a larger size of the fitted points took
-    less than half the time of a smaller one: the time then depends on the instance more
-    than on its size (an integral search closing early on one instance and not on another),
-    and no growth law fits.
+    the last three points (basis ``"last 3"``); ``None`` with fewer than two points.
+    When a size took less than half the time of the size before, that above the floor (a
+    route change with the size, such as integral ``maxmin``'s ordered outcomes up to 32
+    agents and its first-level route above; or an integral search closing early on one
+    instance and not on another), only the points from the last such drop on are fitted,
+    and the basis names the drop; with fewer than two of them left, ``None`` (basis
+    ``"not monotone: ..."``): no growth law fits.
 
     >>> n = [100, 200, 400, 800]
     >>> round(fit_exponent(n, [3e-5 * x ** 2 for x in n])[0], 6)
     2.0
     """
     pairs = sorted(zip(sizes, seconds))
+    drop = ""
+    for k in range(len(pairs) - 1, 0, -1):  # the last point well below the one before, that above the floor
+        n_top, t_top = pairs[k - 1]
+        if t_top >= floor_s and pairs[k][1] < t_top / 2:
+            drop = f"{_s(t_top)} s at {n_top:,}, {_s(pairs[k][1])} s at {pairs[k][0]:,}"
+            if len(pairs) - k < 2:
+                return None, int(pairs[0][0]), f"not monotone: {drop}"
+            pairs = pairs[k:]
+            break
     above = [(n, t) for n, t in pairs if t >= floor_s]
     basis = f"t >= {floor_s:g} s"
     if len(above) < 3:
         above, basis = pairs[-3:], "last 3"
     if len(above) < 2:
         return None, None, "too few points"
-    for i, (n_small, t_small) in enumerate(above):
-        later = [(n, t) for n, t in above[i + 1:] if t < t_small / 2]
-        if later:
-            n_big, t_big = later[0]
-            return None, int(above[0][0]), f"not monotone: {_s(t_small)} s at {n_small:,}, {_s(t_big)} s at {n_big:,}"
+    if drop:
+        basis += f"; after a drop: {drop}"
     x = np.log([n for n, _ in above])
     y = np.log([t for _, t in above])
     slope = float(np.polyfit(x, y, 1)[0])

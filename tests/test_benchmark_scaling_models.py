@@ -143,6 +143,14 @@ def test_fit_exponent_refuses_times_that_fall_with_size(bench):
     slope, floor, basis = bench.fit_exponent([4, 8, 16], [0.007, 7.27, 0.099])
     assert slope is None and floor == 4
     assert basis == "not monotone: 7.27 s at 8, 0.099 s at 16"
+    # A route change: 3.66 s at 32 (ordered outcomes), then a cheaper route growing as n^1.
+    sizes = [32, 64, 128, 256, 512, 1024, 2048, 4096]
+    times = [3.66] + [1e-4 * n for n in sizes[1:]]
+    slope, floor, basis = bench.fit_exponent(sizes, times)
+    assert slope == pytest.approx(1.0, abs=1e-9) and floor == 1024
+    assert basis == "t >= 0.1 s; after a drop: 3.66 s at 32, 0.0064 s at 64"
+    # Jitter below the floor is no drop.
+    assert bench.fit_exponent([1, 2, 4, 8], [0.05, 0.01, 0.2, 0.4])[2] == "last 3"
     # Noise (a later time a little below an earlier one) keeps the fit.
     slope, _, basis = bench.fit_exponent([64, 128, 256, 512], [7.3, 19.8, 18.0, 23.3])
     assert slope is not None and basis.startswith("t >=")
