@@ -492,7 +492,8 @@ def fit_exponent(sizes, seconds, floor_s: float = FLOOR_S) -> tuple[float | None
     above = [(n, t) for n, t in pairs if t >= floor_s]
     basis = f"t >= {floor_s:g} s"
     if len(above) < 3:
-        above, basis = pairs[-3:], "last 3"
+        above = pairs[-3:]
+        basis = f"last {len(above)}"
     if len(above) < 2:
         return None, None, "too few points"
     if drop:
