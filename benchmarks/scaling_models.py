@@ -690,22 +690,23 @@ def plot(report: dict, path: Path) -> None:
     from laissez_opt.io.jsonfile import write_atomic
 
     groups = ["exact", "multi-round", "heuristics"]
-    fig, axes = plt.subplots(1, 3, figsize=(16, 5), sharey=True)
+    fig, axes = plt.subplots(1, 3, figsize=(16, 7), sharey=True)
     for ax, group in zip(axes, groups):
-        for key, row in report["models"].items():
-            if row["group"] != group:
-                continue
+        rows = [row for row in report["models"].values() if row["group"] == group]
+        for i, row in enumerate(rows):  # ten colours, then the marker and line style tell rows apart
             done = [p for p in row["points"] if p["state"] == "finished"]
             if not done:
                 continue
+            key = row["key"]
             label = key if row["exponent"] is None else f"{key} (n^{row['exponent']:.2f})"
-            ax.loglog([p["size"] for p in done], [p["seconds"] for p in done], marker="o", label=label)
+            ax.loglog([p["size"] for p in done], [p["seconds"] for p in done], color=f"C{i % 10}",
+                      marker="osD^v"[i // 10 % 5], linestyle=("-", "--", ":")[i // 10 % 3], label=label)
         for lim in {float(r.get("limit_s", report["limit_s"])) for r in report["models"].values() if r["group"] == group}:
             ax.axhline(lim, color="grey", linestyle="--", linewidth=1)
         ax.set_title(group)
         ax.set_xlabel("size (see the table for each model's axis)")
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)  # below: no line hidden
     axes[0].set_ylabel("lo.solve wall time (s)")
     fig.tight_layout()
     buf = io.BytesIO()
