@@ -40,8 +40,9 @@ __all__ = ["Problem", "PART_METHODS", "split_agents", "split_capacity", "part_ta
            "lagrangian_bound", "merge", "build_part", "price_task", "check_feasible", "inner_maximum", "price_candidates", "refine_prices",
            "equal_share_normalizer", "objective_of", "participants", "leximin_part"]
 
-#: Methods the array core solves per part: ``welfare`` (the LP) and ``maxmin`` (its first level).
-PART_METHODS = ("welfare", "maxmin")
+#: Methods the array core solves per part: ``welfare`` (the LP), ``maxmin`` (leximin levels), ``themis``
+#: (fractional ``min max rho``, :mod:`laissez_opt.partition.themis`).
+PART_METHODS = ("welfare", "maxmin", "themis")
 _INF = math.inf
 
 
@@ -90,7 +91,8 @@ class Problem:
             inv = np.divide(1.0, scale, out=np.zeros_like(scale), where=scale > 0)
             coef = self.utility * inv[self.edge_agent]
         else:
-            raise InputError(f"partitioned solving supports {', '.join(PART_METHODS)} on arrays, not {method!r}",
+            raise InputError(f"Problem.for_method sets welfare and maxmin coefficients, not {method!r} "
+                         "(themis: laissez_opt.partition.themis.themis_arrays)",
                              path="option partitions")
         return Problem(self.edge_agent, self.edge_pool, self.utility, self.counts, self.weights, self.demands, coef)
 
@@ -264,6 +266,10 @@ def solve_part(task: dict) -> dict:
     """
     if task["method"] == "maxmin" and task.get("levels") in ("all", "first"):
         return leximin_part(task)
+    if task["method"] == "themis":
+        from .themis import themis_part
+
+        return themis_part(task)
     start, cpu = time.perf_counter(), time.process_time()
     n_local = task["demands"].shape[0]
     model, x, cap, level, can = build_part(task)
