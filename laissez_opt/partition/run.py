@@ -78,13 +78,18 @@ def _run(tasks: list[dict], executor: str, workers: int | None, scheduler: str |
 
 def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, executor: str = "inline",
                  workers: int | None = None, scheduler: str | None = None, integral: bool = False,
-                 refine: int = REFINE_STEPS, levels: str = "all", lag: np.ndarray | None = None,
+                 refine: int = REFINE_STEPS, levels: str = "all", caps: bool = True,
+                 lag: np.ndarray | None = None,
                  active: np.ndarray | None = None) -> dict:
     """Split ``problem`` (``coef`` set, :meth:`Problem.for_method`), solve the parts, merge, verify, bound.
 
     ``levels`` (maxmin): ``"all"`` runs every leximin level in each part
     (:func:`~laissez_opt.partition.core.leximin_part`), ``"first"`` only the max-min LP;
     either way the bound and gap are those of the first level (the max-min value).
+    ``caps`` (maxmin, all levels): after a level held by standalone maxima, freeze by
+    capped LPs every agent that all leximin optima hold at its maximum (exact, the
+    capping lemma of ``models/partition.md``; default on); False runs the plain level
+    loop, one LP per level (for comparison).
     ``integral`` splits whole devices (:func:`~laissez_opt.partition.core.split_capacity`;
     integral welfare), else ``k_c / K`` of every pool per part (fractional models).
     ``refine``: at most this many subgradient steps lower the bound from the best
@@ -112,13 +117,15 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
         raise InputError(f"partitioned solving supports {', '.join(PART_METHODS)}, not {method!r}", path="method")
     if levels not in LEVELS:
         raise InputError(f"levels must be one of {', '.join(LEVELS)}, got {levels!r}", path="option levels")
+    if not isinstance(caps, bool):
+        raise InputError(f"caps must be true or false, got {caps!r}", path="option caps")
     timing = {}
     t0 = time.perf_counter()
     k = resolve_parts(partitions, problem.n_edges, problem.n_agents)
     tasks, part_of = part_tasks(problem, k, seed, method, integral=integral)
     if method == "maxmin":
         for task in tasks:
-            task["levels"] = levels
+            task["levels"], task["caps"] = levels, caps
     if method == "themis":
         if lag is None or active is None:
             raise InputError("partitioned themis needs the lags and active agents (themis_arrays)", path="method")
@@ -200,7 +207,8 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
         "parts": [{"part": q + 1, "agents": int(tasks[q]["agents"].shape[0]), "edges": int(tasks[q]["edges"].shape[0]),
                    "status": outcomes[q]["status"], "objective": outcomes[q]["objective"],
                    "seconds": outcomes[q]["seconds"], "cpu_s": outcomes[q].get("cpu_s"),
-                   "lps": outcomes[q].get("lps"), "levels": None if outcomes[q].get("levels") is None
+                   "lps": outcomes[q].get("lps"), "cap_lps": outcomes[q].get("cap_lps"),
+                   "cap_frozen": outcomes[q].get("cap_frozen"), "levels": None if outcomes[q].get("levels") is None
                    else len(outcomes[q]["levels"])} for q in range(k)],
         "failures": failures, "bound_from": which, "gap_note": note, "bound_raised_to_objective": clamped,
         "feasibility": {"check": "vectorised capacity, demand and sign check of the merged amounts",
