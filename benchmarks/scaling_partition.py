@@ -35,6 +35,8 @@ written atomically.
     python benchmarks/scaling_partition.py --methods maxmin --levels first --sizes 1000000x1000 --parts 64 \
         --repeat 1 --name scaling_partition_maxmin_first
     python benchmarks/scaling_partition.py --sizes 1000000x1000 --parts 8,16 --executor local
+    python benchmarks/scaling_partition.py --sample-parts 1 --sizes 100000x1000,1000000x1000 --parts 16,160 \
+        --caps on,off --name scaling_partition_caps    # leximin of sampled parts: capped jumps against the plain loop
     python benchmarks/scaling_partition.py --methods themis --sizes 100000x1000,1000000x1000 --parts 16,64 \
         --repeat 1 --whole-max 100000 --name scaling_partition_themis
 """
@@ -53,7 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from laissez_opt.io.jsonfile import write_atomic
-from laissez_opt.partition.core import Problem, equal_share_normalizer
+from laissez_opt.partition.core import Problem, equal_share_normalizer, leximin_part, part_tasks
 from laissez_opt.partition.run import solve_arrays
 from laissez_opt.partition.themis import themis_arrays
 
@@ -93,7 +95,8 @@ def themis_problem(problem: Problem, seed: int = SEED) -> tuple[Problem, np.ndar
     return ready, lag, active
 
 
-def run_one(problem: Problem, method: str, parts, executor: str, workers: int | None, levels: str = "all") -> dict:
+def run_one(problem: Problem, method: str, parts, executor: str, workers: int | None, levels: str = "all",
+            caps: bool = True) -> dict:
     lag = active = None
     if method == "themis":
         ready, lag, active = themis_problem(problem)
@@ -102,15 +105,43 @@ def run_one(problem: Problem, method: str, parts, executor: str, workers: int | 
         ready = problem.for_method(method, norm)
     start = time.perf_counter()
     out = solve_arrays(ready, method, partitions=parts, seed=0, executor=executor, workers=workers,
-                       integral=method == "welfare", levels=levels, lag=lag, active=active)
+                       integral=method == "welfare", levels=levels, caps=caps, lag=lag, active=active)
     total = time.perf_counter() - start
     info = out["details"]["parts"]
     return {"total_s": total, **out["timing"], "objective": out["objective"], "bound": out["bound"],
             "gap": out["gap"], "k": out["details"]["k"], "parts_cpu_s": out["details"]["parts_cpu_s"],
             "slowest_part_s": max(p["seconds"] or 0.0 for p in info),
             "lps": sum(p["lps"] or 0 for p in info) if method in ("maxmin", "themis") else None,
+            "cap_lps": sum(p.get("cap_lps") or 0 for p in info) if method == "maxmin" else None,
             "bound_from": out["details"]["bound_from"],
             "part_status": sorted({p["status"] for p in info}), "values": out["values"]}
+
+
+def sample_parts(problem: Problem, parts: int, count: int, caps_modes: list[bool]) -> list[dict]:
+    """The leximin of the first ``count`` parts of a ``parts``-way split, solved in this process, per caps mode.
+
+    Every part of the split has the same distribution (a random ``1/K`` of the agents
+    and of every pool), so a few sampled parts estimate the whole run's CPU seconds
+    (``K`` times their mean) where running all of them would take too long.
+    """
+    ready = problem.for_method("maxmin", equal_share_normalizer(problem))
+    tasks, _ = part_tasks(ready, parts, 0, "maxmin", integral=False)
+    rows = []
+    for task in tasks[:count]:
+        values = {}
+        for caps in caps_modes:
+            out = leximin_part(dict(task, caps=caps))
+            values[caps] = out["values"]
+            rows.append({"part": task["part"], "agents": int(task["demands"].shape[0]),
+                         "edges": int(task["edge_agent"].shape[0]), "caps": caps, "lps": out["lps"],
+                         "cap_lps": out["cap_lps"], "cap_frozen": out["cap_frozen"],
+                         "levels": len(out["levels"]), "cpu_s": out["cpu_s"], "wall_s": out["seconds"],
+                         "status": out["status"]})
+        if len(values) == 2:
+            a, b = values[True], values[False]
+            rows[-1]["max_rel_diff"] = rows[-2]["max_rel_diff"] = float(
+                np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-12), initial=0.0))
+    return rows
 
 
 def leximin_shortfall(whole: np.ndarray, split: np.ndarray) -> dict:
@@ -145,6 +176,9 @@ def main(argv=None) -> int:
     ap.add_argument("--methods", default="welfare,maxmin", help="comma-separated: welfare, maxmin, themis")
     ap.add_argument("--levels", default="all", choices=("all", "first"),
                     help="maxmin: every leximin level in each part (default) or the first (max-min) only")
+    ap.add_argument("--caps", default="on", help="maxmin: capped jumps on, off or on,off (default on)")
+    ap.add_argument("--sample-parts", type=int, default=0,
+                    help="maxmin leximin of only the first N parts of each split, in this process (caps modes compared)")
     ap.add_argument("--executor", default="local", choices=("inline", "local", "dask"))
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
@@ -159,6 +193,13 @@ def main(argv=None) -> int:
         # The whole leximin at 10^4 agents runs hundreds of level LPs: compare with it at 2,000 only.
         args.whole_max = min(args.whole_max, 2000)
     parts_list = [p if p == "auto" else int(p) for p in args.parts.split(",")]
+    caps_modes = []
+    for word in args.caps.split(","):
+        if word not in ("on", "off"):
+            ap.error(f"--caps takes on, off or on,off, got {word!r}")
+        caps_modes.append(word == "on")
+    if args.sample_parts:
+        return _sampled(args, sizes, parts_list, caps_modes)
     rows = []
     for text in sizes.split(","):
         n, m = (int(v) for v in text.lower().split("x"))
@@ -171,11 +212,11 @@ def main(argv=None) -> int:
             whole = None
             if n <= args.whole_max:
                 whole = median_runs(lambda: run_one(problem, method, 1, "inline", None, args.levels), repeat)
-            for parts in parts_list:
-                res = median_runs(lambda: run_one(problem, method, parts, args.executor, args.workers, args.levels),
-                                  repeat)
+            for parts, caps in [(p, c) for p in parts_list for c in (caps_modes if method == "maxmin" else [True])]:
+                res = median_runs(lambda: run_one(problem, method, parts, args.executor, args.workers, args.levels,
+                                                  caps), repeat)
                 row = {"size": text, "agents": n, "pools": m, "edges": problem.n_edges, "method": method,
-                       "levels": args.levels if method == "maxmin" else None,
+                       "levels": args.levels if method == "maxmin" else None, "caps": caps,
                        "build_s": build, "executor": args.executor, "workers": args.workers, **res}
                 if whole is not None:
                     opt = whole["objective"]
@@ -199,6 +240,36 @@ def main(argv=None) -> int:
     return 0
 
 
+def _sampled(args, sizes: str, parts_list: list, caps_modes: list[bool]) -> int:
+    rows = []
+    for text in sizes.split(","):
+        n, m = (int(v) for v in text.lower().split("x"))
+        problem = make_problem(n, m)
+        for parts in parts_list:
+            if parts == "auto" or parts > n:
+                continue
+            for row in sample_parts(problem, parts, args.sample_parts, caps_modes):
+                row.update(size=text, k=parts)
+                rows.append(row)
+                print(row, flush=True)
+    meta = {"cpus": os.cpu_count(), "python": platform.python_version(), "mode": "sampled parts, inline",
+            "note": "2-core machine shared with other work; one run per part and mode"}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    head = ("size", "K", "part", "agents", "edges", "caps", "LPs", "capped-probe LPs", "agents frozen by caps",
+            "level LPs", "CPU s", "wall s", "max rel. diff on/off", "status")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = (r["size"], r["k"], r["part"] + 1, r["agents"], r["edges"], "on" if r["caps"] else "off", r["lps"],
+                 r["cap_lps"], r["cap_frozen"], r["levels"], _fmt(r["cpu_s"]), _fmt(r["wall_s"]),
+                 _fmt(r.get("max_rel_diff"), 2), r["status"])
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    write_atomic(out / f"{args.name}.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
+    write_atomic(out / f"{args.name}.md", "\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
 def _fmt(value, digits=3):
     if value is None:
         return "-"
@@ -217,6 +288,8 @@ def _pct(v, digits=3):
 def _cells(r):
     lex = r.get("leximin")
     method = r["method"] if r.get("levels") is None else f"{r['method']} ({r['levels']})"
+    if r.get("levels") == "all":
+        method += ", caps " + ("on" if r.get("caps", True) else "off")
     return (r["size"], r["edges"], method, r["k"], _fmt(r["split_s"]), _fmt(r["solve_s"]), _fmt(r["parts_cpu_s"]),
             _fmt(r.get("lps")), _fmt(r["merge_s"]), _fmt(r["verify_s"]), _fmt(r["bound_s"]), _fmt(r["total_s"]),
             _pct(r["gap"]), _fmt(r.get("whole_s")), _pct(r.get("true_gap")), _fmt(r.get("speedup"), 2),
