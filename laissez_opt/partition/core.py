@@ -685,9 +685,8 @@ def _cap_search(h, free, vmax, row_of, base_l, n_edges, edge_agent, coef, upper)
     (``phi(T) = T``) if and only if ``T <= tau``, and then every leximin optimum gives
     each capped agent ``v_i^max`` (they are frozen there); a failed probe bounds
     ``tau <= phi(T) < T``.  The search gallops (``1, 2, 4, ...`` more agents by
-    ``v_i^max``) until a probe fails, then probes the largest ``v_i^max <= phi(T)``
-    (a success there freezes every agent below ``tau``), and bisects after a second
-    failure, every failed probe lowering the bound: ``O(log)`` probes in all.
+    ``v_i^max``) until a probe fails, then probes the largest ``v_i^max <= phi(T)``:
+    a success there freezes every agent below ``tau``; a failure lowers the bound.
     A failed probe's rows are restored (lower bound 0).  Returns ``lps``,
     ``frozen``, ``failed`` (the model was left after a failed probe) and ``x``, the
     allocation of the last successful probe (None if none).
@@ -696,25 +695,19 @@ def _cap_search(h, free, vmax, row_of, base_l, n_edges, edge_agent, coef, upper)
 
     inf = highspy.kHighsInf
     out = {"lps": 0, "frozen": 0, "failed": False, "x": None}
-    # Counts of the free agents sorted by v_i^max: capping the first ``j`` succeeds iff their
-    # largest maximum is <= tau.  ``hi``: a count known to fail; ``bound``: phi of the failed probes.
-    step, hi, bound, jumped = 1, None, math.inf, False
+    step, bound = 1, None  # bound: the smallest phi(T) of a failed probe, >= tau
     while True:
         idx = np.flatnonzero(free)
         if idx.size == 0:
             return out
         order = idx[np.argsort(vmax[idx], kind="stable")]
-        if hi is None:
-            j = min(step, order.size)
+        if bound is None:
+            top = float(vmax[order[min(step, order.size) - 1]])
         else:
-            count = int(np.count_nonzero(vmax[order] <= bound * (1.0 + 1e-9)))
-            hi = min(hi, count + 1)  # a count above ``count`` caps a maximum > phi >= tau
-            if hi <= 1:
-                return out  # every free maximum is above tau: the next plain level is a contested one
-            # First the largest count the bound allows (it often succeeds and ends the search), then bisection.
-            j = hi - 1 if not jumped else max(1, hi // 2)
-            jumped = True
-        top = float(vmax[order[j - 1]])
+            below = vmax[order] <= bound * (1.0 + 1e-9)
+            if not below.any():
+                return out  # every free agent's maximum is above tau: the next level is a contested one
+            top = float(vmax[order[np.flatnonzero(below)[-1]]])
         capped = order[vmax[order] <= top]
         rows = (base_l + row_of[capped]).astype(np.int32)
         h.changeRowsBounds(capped.size, rows, vmax[capped] - top, np.full(capped.size, inf))
@@ -733,17 +726,13 @@ def _cap_search(h, free, vmax, row_of, base_l, n_edges, edge_agent, coef, upper)
             free[capped] = False
             out.update(x=x, failed=False)
             out["frozen"] += int(capped.size)
-            if hi is None:
-                step *= 2
-            else:
-                hi -= int(capped.size)
+            step *= 2
             continue
         h.changeRowsBounds(capped.size, rows, np.zeros(capped.size), np.full(capped.size, inf))
         out["failed"] = True
         if not ok:
             return out  # no bound from a probe in numerical trouble: the plain levels go on
-        hi = j if hi is None else min(hi, j)
-        bound = min(bound, float(col[n_edges]))
+        bound = float(col[n_edges]) if bound is None else min(bound, float(col[n_edges]))
 
 
 def _set_lp(h, warm: bool) -> None:
