@@ -514,8 +514,8 @@ def leximin_part(task: dict) -> dict:
     ``task["levels"] == "first"`` stops after the first LP (the max-min value).
     ``task["caps"]`` (default True): after a level at which every frozen agent was at
     its standalone maximum, :func:`_cap_search` freezes by capped LPs every free agent
-    that all leximin optima hold at ``v_i^max`` (exact; about ``log2`` of their number
-    in LPs instead of one per agent); False runs the plain loop.  ``cap_lps`` and
+    that all leximin optima hold at ``v_i^max`` (exact; often about ``log2`` of their
+    number in LPs instead of one per agent); False runs the plain loop.  ``cap_lps`` and
     ``cap_frozen`` count its LPs (included in ``lps``) and the agents it froze.
     Returns the fields of :func:`solve_part` with the FIRST level's duals
     (``prices``, ``lam``: the max-min bound is proven for the first level) and
