@@ -86,7 +86,7 @@ import numpy as np
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
 from ..limits import TimeLimitReached, remaining
-from ..method_spec import Method, Option, read_state, solver_options, state_option
+from ..method_spec import Method, Option, partition_options, read_state, refuse_partitions, solver_options, state_option
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import Solution
 from ..result import AgentTable, Result
@@ -1076,8 +1076,16 @@ def solve_themis(
     backend: str | None = None,
     compress: str = "auto",
     state: dict | None = None,
+    partitions=None,
+    partition_seed: int = 0,
+    executor: str = "inline",
+    workers: int | None = None,
+    scheduler: str | None = None,
 ) -> Result:
     """Minimise ``max_{i in B} rho_i`` and make the rest work-conserving; see the module docstring.
+
+    ``partitions`` and the other partition options: the partitioned solve of ``lo.solve``
+    (:mod:`laissez_opt.partition`); this entry point solves the whole instance and refuses them.
 
     Fractional mode: a safeguarded secant search on the LP value ``F(rho)``
     (HiGHS: one model, warm-started re-solves).  Integral mode: the same search
@@ -1115,6 +1123,7 @@ def solve_themis(
     mostly do under a steady load, the search then needs two probes instead of six to
     ten.  The bracket stays certified, so the optimum found does not depend on the state.
     """
+    refuse_partitions("themis", partitions)
     hint = _hint(read_state(state, "themis", ["rho"]))
     if compress not in COMPRESS_CHOICES:
         raise InputError(f"unknown compress {compress!r}; choose one of {', '.join(COMPRESS_CHOICES)}",
@@ -1418,7 +1427,7 @@ METHOD = Method(
         Option("max_iterations", "int", 200, "most LP/ILP evaluations of the bracket search", minimum=1, maximum=10**6),
         compress_option(),
         state_option("rho: an earlier optimum, probed first in integral mode"),
-    ),
+    ) + partition_options(),
     estimate=lambda instance, options: allocation_size(
         instance, extra_constraints=instance.n_agents, extra_nonzeros=instance.n_edges,
         note="one rho-feasibility model per evaluation"),

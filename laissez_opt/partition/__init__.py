@@ -2,12 +2,12 @@
 
 :func:`solve` is ``lo.solve``: without the ``partitions`` option it is
 :func:`laissez_opt.api.solve` unchanged; with ``partitions=K`` (or ``"auto"``) on
-``welfare`` or fractional ``maxmin`` it splits the agents at random into ``K``
+``welfare``, fractional ``maxmin`` or fractional ``themis`` it splits the agents at random into ``K``
 parts with ``1/K`` of every pool each (Narayanan et al., POP, SOSP 2021), solves
 the parts on the chosen executor (``inline``, ``local``, ``dask``; ``maxmin``:
 every leximin level within each part), merges them and reports the gap to a
 Lagrangian bound on the whole problem (``maxmin``: of the first level, the
-max-min value; ``models/partition.md``).
+max-min value; ``themis``: a certified lower bound on ``rho*``; ``models/partition.md``).
 
 >>> import laissez_opt as lo
 >>> inst = lo.generate("uniform", 60, 4, seed=3)
@@ -34,7 +34,8 @@ def solve(instance, method: str = "welfare", *, solver=None, via=None, time_limi
     """Solve ``instance`` with ``method``: :func:`laissez_opt.api.solve`, or partitioned with ``partitions=K``.
 
     With ``partitions`` (``welfare``; ``maxmin`` with ``fractional=True``, each part's
-    full leximin): a seeded random split into ``K`` parts of ``1/K`` capacity each, the parts solved on
+    full leximin; ``themis`` with ``fractional=True``, each part's ``min max rho`` and a
+    certified lower bound on the whole ``rho*``): a seeded random split into ``K`` parts of ``1/K`` capacity each, the parts solved on
     ``executor`` (``inline``, ``local`` processes, ``dask``; ``workers``,
     ``scheduler``), the merged allocation verified, and ``bound`` and ``gap``
     proven by a Lagrangian bound from the parts' duals (status ``feasible``;
@@ -59,7 +60,10 @@ def solve(instance, method: str = "welfare", *, solver=None, via=None, time_limi
         raise InputError(f"{method} cannot be partitioned", path="option partitions")
     instance = _as_instance(instance)
     given = {name: opts[name] for name in PARTITION_OPTION_NAMES if name in opts}
-    ignored = sorted(set(opts) - set(PARTITION_OPTION_NAMES) - {"fractional", "normalizer", "solver"})
+    if method == "themis" and opts.get("fairness_knob", 0.0) != 0:
+        raise InputError("partitioned themis takes fairness_knob 0 only (every active agent bids)",
+                         path="option fairness_knob")
+    ignored = sorted(set(opts) - set(PARTITION_OPTION_NAMES) - {"fractional", "normalizer", "solver", "fairness_knob"})
     if ignored:
         raise InputError(f"partitioned {method} does not take option {ignored[0]}", path=f"option {ignored[0]}")
     if opts.get("solver", "highs") not in ("auto", "highs"):

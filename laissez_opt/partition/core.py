@@ -40,8 +40,9 @@ __all__ = ["Problem", "PART_METHODS", "split_agents", "split_capacity", "part_ta
            "lagrangian_bound", "merge", "build_part", "price_task", "check_feasible", "inner_maximum", "price_candidates", "refine_prices",
            "equal_share_normalizer", "objective_of", "participants", "leximin_part"]
 
-#: Methods the array core solves per part: ``welfare`` (the LP) and ``maxmin`` (its first level).
-PART_METHODS = ("welfare", "maxmin")
+#: Methods the array core solves per part: ``welfare`` (the LP), ``maxmin`` (leximin levels), ``themis``
+#: (fractional ``min max rho``, :mod:`laissez_opt.partition.themis`).
+PART_METHODS = ("welfare", "maxmin", "themis")
 _INF = math.inf
 
 
@@ -90,7 +91,8 @@ class Problem:
             inv = np.divide(1.0, scale, out=np.zeros_like(scale), where=scale > 0)
             coef = self.utility * inv[self.edge_agent]
         else:
-            raise InputError(f"partitioned solving supports {', '.join(PART_METHODS)} on arrays, not {method!r}",
+            raise InputError(f"Problem.for_method sets welfare and maxmin coefficients, not {method!r} "
+                         "(themis: laissez_opt.partition.themis.themis_arrays)",
                              path="option partitions")
         return Problem(self.edge_agent, self.edge_pool, self.utility, self.counts, self.weights, self.demands, coef)
 
@@ -264,6 +266,10 @@ def solve_part(task: dict) -> dict:
     """
     if task["method"] == "maxmin" and task.get("levels") in ("all", "first"):
         return leximin_part(task)
+    if task["method"] == "themis":
+        from .themis import themis_part
+
+        return themis_part(task)
     start, cpu = time.perf_counter(), time.process_time()
     n_local = task["demands"].shape[0]
     model, x, cap, level, can = build_part(task)
@@ -506,6 +512,11 @@ def leximin_part(task: dict) -> dict:
     again from scratch by dual simplex).
 
     ``task["levels"] == "first"`` stops after the first LP (the max-min value).
+    ``task["caps"]`` (default True): after a level at which every frozen agent was at
+    its standalone maximum, :func:`_cap_search` freezes by capped LPs every free agent
+    that all leximin optima hold at ``v_i^max`` (exact; often about ``log2`` of their
+    number in LPs instead of one per agent); False runs the plain loop.  ``cap_lps`` and
+    ``cap_frozen`` count its LPs (included in ``lps``) and the agents it froze.
     Returns the fields of :func:`solve_part` with the FIRST level's duals
     (``prices``, ``lam``: the max-min bound is proven for the first level) and
     ``levels`` (``t*`` of each LP), ``lps``, ``values`` (``v_i`` per local agent).
@@ -575,9 +586,17 @@ def leximin_part(task: dict) -> dict:
     status, values, x = "optimal", np.zeros(n_local), np.zeros(n_edges)
     lps = retries = 0
     _set_lp(h, warm=False)
+    caps = task.get("caps", True)
+    if not isinstance(caps, bool):
+        raise InputError(f"caps must be true or false, got {caps!r}", path="option caps")
+    cap_lps = cap_frozen = 0
+    restored = False
     while free.any():
         h.run()
         lps += 1
+        if restored:
+            h.setOptionValue("simplex_strategy", 4)
+            restored = False
         model_status = h.getModelStatus()
         if model_status != highspy.HighsModelStatus.kOptimal:
             # Numerical trouble (a warm start ending "infeasible" although the previous optimum
@@ -627,16 +646,93 @@ def leximin_part(task: dict) -> dict:
         floor = np.minimum(np.minimum(tstar, vmax[idx]), values[idx])
         floor = floor - 1e-9 * np.maximum(1.0, np.abs(floor))  # a hair below: the current point stays feasible
         h.changeRowsBounds(idx.size, level_rows, floor, np.full(idx.size, inf))
+        chain = bool(np.all(vmax[idx] <= tstar + tol[idx]))  # every frozen agent at its own maximum
         free &= ~stuck
         levels.append(tstar / unit)
         frozen_per_level.append(int(idx.size))
+        if caps and chain and free.any():
+            # The level was held by the agents' own standalone maxima: the next levels are
+            # likely more of them.  Find by capped LPs the longest run of free agents (by
+            # v_i^max) that can all get their maxima while the others reach the largest of
+            # them, and freeze it at once (the capping lemma, models/partition.md).
+            found = _cap_search(h, free, vmax, row_of, base_l, n_edges, edge_agent, coef, upper)
+            cap_lps += found["lps"]
+            lps += found["lps"]
+            cap_frozen += found["frozen"]
+            if found["x"] is not None:
+                x = found["x"]  # the last allocation meeting every floor
+            if found["failed"]:
+                h.setOptionValue("simplex_strategy", 1)  # rows restored: the basis stays dual feasible
+                restored = True
     x, repaired = _repair(x, edge_agent, edge_pool, capacity, demands)
     values = np.bincount(edge_agent, weights=coef * x, minlength=n_local)
     return {"part": task["part"], "status": status, "objective": first.get("objective"), "x": x,
             "prices": None if first["prices"] is None else first["prices"] / unit,
             "lam": first["lam"], "can": included, "values": values / unit, "levels": levels,
             "frozen_per_level": frozen_per_level, "lps": lps, "retries": retries, "repaired": repaired,
+            "cap_lps": cap_lps, "cap_frozen": cap_frozen,
             "seconds": time.perf_counter() - start, "cpu_s": time.process_time() - cpu}
+
+
+def _cap_search(h, free, vmax, row_of, base_l, n_edges, edge_agent, coef, upper) -> dict:
+    """Freeze at their standalone maxima ``v_i^max`` all free agents that every leximin optimum holds there.
+
+    A probe at ``T`` (a free agent's ``v_i^max``) caps the free agents with
+    ``v_i^max <= T``: their level rows become ``v_i - t >= v_i^max - T``, the others
+    keep ``v_i - t >= 0``.  Since ``v_i <= v_i^max``, the optimum ``phi(T)`` of ``max t``
+    is at most ``T``.  With ``tau`` the smallest leximin value among the free agents
+    below their maxima, ``models/partition.md`` proves: the probe succeeds
+    (``phi(T) = T``) if and only if ``T <= tau``, and then every leximin optimum gives
+    each capped agent ``v_i^max`` (they are frozen there); a failed probe bounds
+    ``tau <= phi(T) < T``.  The search gallops (``1, 2, 4, ...`` more agents by
+    ``v_i^max``) until a probe fails, then probes the largest ``v_i^max <= phi(T)``:
+    a success there freezes every agent below ``tau``; a failure lowers the bound.
+    A failed probe's rows are restored (lower bound 0).  Returns ``lps``,
+    ``frozen``, ``failed`` (the model was left after a failed probe) and ``x``, the
+    allocation of the last successful probe (None if none).
+    """
+    import highspy
+
+    inf = highspy.kHighsInf
+    out = {"lps": 0, "frozen": 0, "failed": False, "x": None}
+    step, bound = 1, None  # bound: the smallest phi(T) of a failed probe, >= tau
+    while True:
+        idx = np.flatnonzero(free)
+        if idx.size == 0:
+            return out
+        order = idx[np.argsort(vmax[idx], kind="stable")]
+        if bound is None:
+            top = float(vmax[order[min(step, order.size) - 1]])
+        else:
+            below = vmax[order] <= bound * (1.0 + 1e-9)
+            if not below.any():
+                return out  # every free agent's maximum is above tau: the next level is a contested one
+            top = float(vmax[order[np.flatnonzero(below)[-1]]])
+        capped = order[vmax[order] <= top]
+        rows = (base_l + row_of[capped]).astype(np.int32)
+        h.changeRowsBounds(capped.size, rows, vmax[capped] - top, np.full(capped.size, inf))
+        h.run()
+        out["lps"] += 1
+        ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+        col = np.asarray(h.getSolution().col_value) if ok else None
+        if ok and col[n_edges] >= top - 1e-7 * max(1.0, abs(top)):
+            x = np.clip(col[:n_edges], 0.0, upper)
+            v = np.bincount(edge_agent, weights=coef * x, minlength=free.shape[0])
+            for r in rows.tolist():
+                h.changeCoeff(r, n_edges, 0.0)
+            floor = np.minimum(vmax[capped], v[capped])
+            floor = floor - 1e-9 * np.maximum(1.0, np.abs(floor))
+            h.changeRowsBounds(capped.size, rows, floor, np.full(capped.size, inf))
+            free[capped] = False
+            out.update(x=x, failed=False)
+            out["frozen"] += int(capped.size)
+            step *= 2
+            continue
+        h.changeRowsBounds(capped.size, rows, np.zeros(capped.size), np.full(capped.size, inf))
+        out["failed"] = True
+        if not ok:
+            return out  # no bound from a probe in numerical trouble: the plain levels go on
+        bound = float(col[n_edges]) if bound is None else min(bound, float(col[n_edges]))
 
 
 def _set_lp(h, warm: bool) -> None:

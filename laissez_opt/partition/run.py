@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import InputError, LaissezOptError
 from ..harness.executors import Failure, run_dask, run_inline, run_local_pool
 from ..modeling.solution import relative_gap
+from .themis import max_rho, themis_bound
 from .core import (
     PART_METHODS, Problem, check_feasible, equal_share_normalizer, inner_maximum, lagrangian_bound, merge, objective_of, participants, refine_prices,
     part_tasks, price_candidates, price_task, solve_part,
@@ -77,17 +78,29 @@ def _run(tasks: list[dict], executor: str, workers: int | None, scheduler: str |
 
 def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, executor: str = "inline",
                  workers: int | None = None, scheduler: str | None = None, integral: bool = False,
-                 refine: int = REFINE_STEPS, levels: str = "all") -> dict:
+                 refine: int = REFINE_STEPS, levels: str = "all", caps: bool = True,
+                 lag: np.ndarray | None = None,
+                 active: np.ndarray | None = None) -> dict:
     """Split ``problem`` (``coef`` set, :meth:`Problem.for_method`), solve the parts, merge, verify, bound.
 
     ``levels`` (maxmin): ``"all"`` runs every leximin level in each part
     (:func:`~laissez_opt.partition.core.leximin_part`), ``"first"`` only the max-min LP;
     either way the bound and gap are those of the first level (the max-min value).
+    ``caps`` (maxmin, all levels): after a level held by standalone maxima, freeze by
+    capped LPs every agent that all leximin optima hold at its maximum (exact, the
+    capping lemma of ``models/partition.md``; default on); False runs the plain level
+    loop, one LP per level (for comparison).
     ``integral`` splits whole devices (:func:`~laissez_opt.partition.core.split_capacity`;
     integral welfare), else ``k_c / K`` of every pool per part (fractional models).
     ``refine``: at most this many subgradient steps lower the bound from the best
     candidate prices (:func:`~laissez_opt.partition.core.refine_prices`), within
     ``REFINE_SHARE`` of the parts' solve time (at least ``REFINE_MIN_SECONDS``).
+    ``themis``: ``problem.coef`` holds ``a_e = u_e / X^id_i`` and ``lag``, ``active`` the
+    whole instance's ``a_i`` and active agents (:func:`~laissez_opt.partition.themis.themis_arrays`);
+    each part solves its ``min max rho`` (:func:`~laissez_opt.partition.themis.themis_part`),
+    ``objective`` is the merged ``max_i rho_i``, ``values`` the rates ``r_i``, and ``bound``
+    a certified LOWER bound on the whole ``rho*`` (:func:`~laissez_opt.partition.themis.themis_bound`;
+    ``gap = (objective - bound) / objective``).
     Returns ``amounts`` (per edge), ``values`` (per agent), ``objective``, ``bound``,
     ``gap`` and ``details`` (``k``, ``seed``, ``executor``, per-part status, objective
     and seconds, the price candidate that gave the bound, the largest violation
@@ -104,13 +117,24 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
         raise InputError(f"partitioned solving supports {', '.join(PART_METHODS)}, not {method!r}", path="method")
     if levels not in LEVELS:
         raise InputError(f"levels must be one of {', '.join(LEVELS)}, got {levels!r}", path="option levels")
+    if not isinstance(caps, bool):
+        raise InputError(f"caps must be true or false, got {caps!r}", path="option caps")
     timing = {}
     t0 = time.perf_counter()
     k = resolve_parts(partitions, problem.n_edges, problem.n_agents)
     tasks, part_of = part_tasks(problem, k, seed, method, integral=integral)
     if method == "maxmin":
         for task in tasks:
-            task["levels"] = levels
+            task["levels"], task["caps"] = levels, caps
+    if method == "themis":
+        if lag is None or active is None:
+            raise InputError("partitioned themis needs the lags and active agents (themis_arrays)", path="method")
+        alone = inner_maximum(problem, problem.coef)
+        target = float(np.max(lag[active] + 1.0 / alone[active])) if active.any() and np.all(alone[active] > 0) \
+            else None
+        for task in tasks:
+            task["lag"], task["active"] = lag[task["agents"]], active[task["agents"]]
+            task["target"] = target
     jobs = list(tasks)
     if method == "welfare" and k > 1 and integral:
         # The parts run as min-cost flows; a random sample's LP supplies the prices of the bound.
@@ -136,19 +160,38 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
     violation = check_feasible(problem, amounts)
     if violation > FEASIBILITY_TOL * max(1.0, float(problem.counts.max(initial=1))):
         raise LaissezOptError(f"the merged allocation violates a constraint by {violation:.3g}: a solver fault")
-    objective, values = objective_of(problem, method, amounts)
+    if method == "themis":
+        values = np.bincount(problem.edge_agent, weights=problem.coef * amounts, minlength=problem.n_agents)
+        objective = max_rho(values, lag, active)
+    else:
+        objective, values = objective_of(problem, method, amounts)
     timing["verify_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     budget = max(REFINE_MIN_SECONDS, REFINE_SHARE * timing["solve_s"])
-    bound, which = _bound(problem, method, jobs, outcomes, k, objective, refine, budget)
+    if method == "themis":
+        bound, which = _themis_bound(problem, lag, active, jobs, outcomes)
+    else:
+        bound, which = _bound(problem, method, jobs, outcomes, k, objective, refine, budget)
     timing["bound_s"] = time.perf_counter() - t0
     clamped = False
-    if bound is not None and bound < objective <= bound + BOUND_TOL * max(1.0, abs(objective)):
-        # The merged allocation is feasible, so the optimum is at least its objective: a dual
-        # bound below it by no more than the solvers' tolerance is that tolerance, not a gap.
-        bound, clamped = objective, True
-    gap = None if bound is None else relative_gap(objective, max(bound, objective))
+    if method == "themis":
+        # A minimisation: the bound is a lower bound; one above the feasible objective by
+        # no more than the solvers' tolerance is that tolerance, not a negative gap.
+        if bound is not None and objective < bound <= objective + BOUND_TOL * max(1.0, abs(objective)):
+            bound, clamped = objective, True
+        gap = None if bound is None or not math.isfinite(objective) else relative_gap(objective, min(bound, objective))
+    else:
+        if bound is not None and bound < objective <= bound + BOUND_TOL * max(1.0, abs(objective)):
+            # The merged allocation is feasible, so the optimum is at least its objective: a dual
+            # bound below it by no more than the solvers' tolerance is that tolerance, not a gap.
+            bound, clamped = objective, True
+        gap = None if bound is None else relative_gap(objective, max(bound, objective))
     note = "gap = (bound - objective) / objective, bound from the parts' duals (models/partition.md)"
+    if method == "themis":
+        note = ("gap = (objective - bound) / objective: objective the merged max rho, bound a certified lower "
+                "bound on the whole rho* (models/partition.md, Themis)")
+        if not math.isfinite(objective):
+            note = "an active agent got no device in its part: the merged max rho is infinite and no gap is defined"
     if bound is None:
         note = "no bound: no part returned duals"
     elif gap is None:
@@ -156,6 +199,7 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
     details = {
         "k": k, "seed": seed, "executor": executor, "method": method,
         "levels": None if method != "maxmin" else levels,
+        "part_lower": None if method != "themis" else [outcomes[q].get("lower") for q in range(k)],
         "parts_cpu_s": float(sum(outcomes[q].get("cpu_s") or 0.0 for q in range(k))),
         "price_sample": None if -1 not in outcomes else {
             "agents": int(jobs[0]["agents"].shape[0]), "status": outcomes[-1]["status"],
@@ -163,7 +207,8 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
         "parts": [{"part": q + 1, "agents": int(tasks[q]["agents"].shape[0]), "edges": int(tasks[q]["edges"].shape[0]),
                    "status": outcomes[q]["status"], "objective": outcomes[q]["objective"],
                    "seconds": outcomes[q]["seconds"], "cpu_s": outcomes[q].get("cpu_s"),
-                   "lps": outcomes[q].get("lps"), "levels": None if outcomes[q].get("levels") is None
+                   "lps": outcomes[q].get("lps"), "cap_lps": outcomes[q].get("cap_lps"),
+                   "cap_frozen": outcomes[q].get("cap_frozen"), "levels": None if outcomes[q].get("levels") is None
                    else len(outcomes[q]["levels"])} for q in range(k)],
         "failures": failures, "bound_from": which, "gap_note": note, "bound_raised_to_objective": clamped,
         "feasibility": {"check": "vectorised capacity, demand and sign check of the merged amounts",
@@ -173,6 +218,28 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
     }
     return {"amounts": amounts, "values": values, "objective": objective, "bound": bound, "gap": gap,
             "details": details, "timing": timing, "part_of": part_of}
+
+
+def _themis_bound(problem: Problem, lag, active, tasks, outcomes) -> tuple[float | None, str | None]:
+    """The largest certified lower bound on the whole ``rho*``: the standalone bound
+    ``max_i a_i + 1 / r_i^max`` and :func:`themis_bound` at the parts' combined duals
+    (``lambda`` the parts' finish duals, ``p`` their mean, median or each part's own)."""
+    best, which = -math.inf, None
+    alone = inner_maximum(problem, problem.coef)
+    if np.any(active & (alone <= 0)):
+        return math.inf, "an active agent has no useful device: rho* is infinite"
+    if active.any():
+        best, which = float(np.max(lag[active] + 1.0 / alone[active])), "standalone best rate of each agent"
+    lam = np.zeros(problem.n_agents)
+    for task in tasks:
+        out = outcomes[task["part"]]
+        if out.get("lam") is not None:
+            lam[task["agents"]] = out["lam"]
+    for name, prices in price_candidates(tasks, outcomes, len(tasks)):
+        value = themis_bound(problem, lag, active, lam, prices)
+        if value > best:
+            best, which = value, f"Lagrangian bound at the parts' finish duals and {name} capacity duals"
+    return (None, None) if which is None else (best, which)
 
 
 def _bound(problem: Problem, method: str, tasks, outcomes, k: int, target: float,
@@ -226,7 +293,7 @@ def problem_of(instance) -> Problem:
 def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", partition_seed: int = 0,
                       executor: str = "inline", workers: int | None = None, scheduler: str | None = None,
                       fractional: bool = False, normalizer: str = "equal_share", check: bool = True):
-    """POP-style partitioned ``welfare`` or fractional ``maxmin`` (leximin per part) of ``instance``, as a Result.
+    """POP-style partitioned ``welfare``, fractional ``maxmin`` (leximin per part) or fractional ``themis``, as a Result.
 
     The agents are split uniformly at random (``partition_seed``) into ``K`` parts,
     each with ``floor`` or ``ceil`` of ``k_c / K`` devices of every pool (adding up to
@@ -236,7 +303,10 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     :func:`laissez_opt.analysis.verify.verify` when ``check``).  ``bound`` is the
     Lagrangian bound ``min_p L(p)`` over the parts' capacity duals (welfare) or
     ``L(p, lambda)`` with the parts' level duals (max-min), ``models/partition.md``;
-    ``gap = (bound - objective) / objective``.  Status ``feasible``.
+    ``gap = (bound - objective) / objective``; ``themis``: ``objective`` the merged
+    ``max_i rho_i``, ``bound`` a certified lower bound on the whole ``rho*``
+    (:func:`laissez_opt.partition.themis.themis_bound`) and ``gap = (objective - bound) / objective``.
+    Status ``feasible``.
 
     Reference: Narayanan et al., POP, SOSP 2021.
 
@@ -252,8 +322,8 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     from ..result import Result, agent_values, allocation_columns, utility_map
 
     start = time.perf_counter()
-    if method == "maxmin" and not fractional:
-        raise InputError("partitioned maxmin is fractional only: add fractional=True", path="option partitions")
+    if method in ("maxmin", "themis") and not fractional:
+        raise InputError(f"partitioned {method} is fractional only: add fractional=True", path="option partitions")
     if normalizer not in NORMALIZERS:
         raise InputError(f"unknown normalizer {normalizer!r}; choose one of {', '.join(NORMALIZERS)}",
                          path="option normalizer")
@@ -261,10 +331,19 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     norm = None
     if method == "maxmin" and normalizer == "equal_share":
         norm = equal_share_normalizer(base)
-    problem = base.for_method(method, norm)
+    lag = active = None
+    if method == "themis":
+        from .themis import themis_arrays
+
+        work = np.array([1.0 if a.work is None else float(a.work) for a in instance.agents])
+        elapsed = np.array([float(a.elapsed) for a in instance.agents])
+        coef, lag, active = themis_arrays(base, work, elapsed)
+        problem = Problem(base.edge_agent, base.edge_pool, base.utility, base.counts, base.weights, base.demands, coef)
+    else:
+        problem = base.for_method(method, norm)
     integral = method == "welfare" and not fractional
     out = solve_arrays(problem, method, partitions=partitions, seed=partition_seed, executor=executor,
-                       workers=workers, scheduler=scheduler, integral=integral)
+                       workers=workers, scheduler=scheduler, integral=integral, lag=lag, active=active)
     amounts = out["amounts"]
     if integral:
         rounded = np.rint(amounts)
@@ -276,7 +355,10 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     else:
         objective = out["objective"]
     bound = out["bound"]
-    gap = None if bound is None else relative_gap(objective, max(bound, objective))
+    if method == "themis":
+        gap = out["gap"]
+    else:
+        gap = None if bound is None else relative_gap(objective, max(bound, objective))
     utilities = np.bincount(problem.edge_agent, weights=problem.utility * amounts, minlength=problem.n_agents)
     details = {"partition": out["details"]}
     if method == "maxmin":
@@ -285,6 +367,16 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
             "those of the first level, the max-min value: later levels have no certified bound")
         details["normalizer"] = normalizer
         details["leximin"] = utility_map(instance, out["values"])
+    if method == "themis":
+        idx = np.flatnonzero(active)
+        order = idx[np.lexsort((idx, -lag[idx]))]  # priority: lag descending, ties in instance order
+        ids = [a.id for a in instance.agents]
+        details["bidders"] = [ids[i] for i in order.tolist()]
+        details["bracket"] = [bound, objective]
+        details["partition"]["themis_note"] = (
+            "fractional Themis with fairness_knob 0: every active agent bids; each part minimises its own max rho "
+            "(ideal rates and lags of the whole instance); bound: certified lower bound on the whole rho*; the "
+            "partitioned allocation is not made work-conserving (no second stage)")
     k = out["details"]["k"]
     message = (f"POP partition into {k} random parts: a feasible allocation with a proven gap"
                + ("" if gap is None else f" of {gap:.3g}") + ", not an optimum")
