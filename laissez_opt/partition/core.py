@@ -193,7 +193,7 @@ def price_task(problem: Problem, size: int, seed: int) -> dict:
 def _allocation_model(name: str, task: dict, objective: bool) -> tuple[LinearModel, object, object]:
     edge_agent, edge_pool, demands = task["edge_agent"], task["edge_pool"], task["demands"]
     capacity = task["capacity"].astype(np.float64)
-    n_local, n_edges = demands.shape[0], edge_agent.shape[0]
+    n_edges = edge_agent.shape[0]
     model = LinearModel(name, sense="max")
     upper = np.minimum(demands[edge_agent], capacity[edge_pool])
     x = model.add_variables("x", n_edges, upper=upper)
