@@ -497,6 +497,54 @@ def _value_tol(level: float, a_max: np.ndarray) -> np.ndarray:
     return 1e-7 * max(1.0, abs(level)) + 1e-6 * a_max
 
 
+def max_t_model(edge_agent: np.ndarray, edge_pool: np.ndarray, coef: np.ndarray, capacity: np.ndarray,
+                demands: np.ndarray, upper: np.ndarray, agents: np.ndarray, *, t_lower: float):
+    """A HiGHS model of ``max t`` s.t. ``sum_i x_ic <= k_c``, ``sum_c x_ic <= d_i`` (finite ``d_i``) and
+    ``sum_c a_ic x_ic - t >= 0`` for every agent of ``agents``, ``0 <= x_e <= upper_e``, ``t >= t_lower``.
+
+    The level LP of the partitioned leximin and the finish-rate LP of partitioned
+    Themis (``models/partition.md``).  Columns: the edges' ``x``, then ``t``; rows:
+    the pools, the finite demands, then one row per agent of ``agents``, in order.
+    Returns the model, each agent's row among those (``-1`` for the others) and
+    the index of the first such row.
+    """
+    import highspy
+
+    n_local, n_edges, n_pools = demands.shape[0], edge_agent.shape[0], capacity.shape[0]
+    n_rows_agents = agents.shape[0]
+    row_of = np.full(n_local, -1, dtype=np.int64)
+    row_of[agents] = np.arange(n_rows_agents)
+    finite = np.isfinite(demands)
+    demand_agents = np.flatnonzero(finite)
+    demand_row = np.full(n_local, -1, dtype=np.int64)
+    demand_row[demand_agents] = np.arange(demand_agents.shape[0])
+    base_d, base = n_pools, n_pools + demand_agents.shape[0]
+    on_demand = finite[edge_agent]
+    on_agent = (coef > 0) & (row_of[edge_agent] >= 0)
+    e_ids = np.arange(n_edges)
+    rows = np.concatenate([edge_pool, base_d + demand_row[edge_agent[on_demand]],
+                           base + row_of[edge_agent[on_agent]], base + np.arange(n_rows_agents)])
+    cols = np.concatenate([e_ids, e_ids[on_demand], e_ids[on_agent], np.full(n_rows_agents, n_edges)])
+    vals = np.concatenate([np.ones(n_edges), np.ones(int(on_demand.sum())), coef[on_agent], -np.ones(n_rows_agents)])
+    order = np.lexsort((rows, cols))
+    rows, cols, vals = rows[order], cols[order], vals[order]
+    indptr = np.searchsorted(cols, np.arange(n_edges + 2))
+    inf = highspy.kHighsInf
+    row_lower = np.concatenate([np.full(base, -inf), np.zeros(n_rows_agents)])
+    row_upper = np.concatenate([capacity, demands[demand_agents], np.full(n_rows_agents, inf)])
+    col_lower = np.concatenate([np.zeros(n_edges), [t_lower]])
+    col_upper = np.concatenate([upper, [inf if n_rows_agents else max(t_lower, 0.0)]])
+    cost = np.zeros(n_edges + 1)
+    cost[n_edges] = 1.0
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(int(n_edges + 1), int(base + n_rows_agents), int(vals.size), int(highspy.MatrixFormat.kColwise),
+                int(highspy.ObjSense.kMaximize), 0.0, cost, col_lower, col_upper, row_lower, row_upper,
+                np.ascontiguousarray(indptr[:-1], dtype=np.int32), np.ascontiguousarray(rows, dtype=np.int32),
+                np.ascontiguousarray(vals, dtype=np.float64), np.zeros(n_edges + 1, dtype=np.int32))
+    return h, row_of, base
+
+
 def leximin_part(task: dict) -> dict:
     """Fractional leximin of one part by waterfilling on one warm-started HiGHS model.
 
@@ -544,40 +592,10 @@ def leximin_part(task: dict) -> dict:
     vmax = inner_maximum(alone, np.where(upper > 0, coef, 0.0))
     included = vmax > 0
     rows_agent = np.flatnonzero(included)
-    n_level = rows_agent.shape[0]
-    row_of = np.full(n_local, -1, dtype=np.int64)
-    row_of[rows_agent] = np.arange(n_level)
-    finite = np.isfinite(demands)
-    demand_agents = np.flatnonzero(finite)
-    demand_row = np.full(n_local, -1, dtype=np.int64)
-    demand_row[demand_agents] = np.arange(demand_agents.shape[0])
-    n_demand = demand_agents.shape[0]
-    # Rows: capacity (m), demand (finite d_i), level (agents with v_i^max > 0).  Columns: x (E), t.
-    base_d, base_l = n_pools, n_pools + n_demand
-    on_demand = finite[edge_agent]
-    on_level = (coef > 0) & included[edge_agent]
-    e_ids = np.arange(n_edges)
-    rows = np.concatenate([edge_pool, base_d + demand_row[edge_agent[on_demand]],
-                           base_l + row_of[edge_agent[on_level]], base_l + np.arange(n_level)])
-    cols = np.concatenate([e_ids, e_ids[on_demand], e_ids[on_level], np.full(n_level, n_edges)])
-    vals = np.concatenate([np.ones(n_edges), np.ones(int(on_demand.sum())), coef[on_level], -np.ones(n_level)])
-    order = np.lexsort((rows, cols))
-    rows, cols, vals = rows[order], cols[order], vals[order]
-    indptr = np.searchsorted(cols, np.arange(n_edges + 2))
+    # Rows: capacity (m), demand (finite d_i), level (agents with v_i^max > 0).  Columns: x (E), t >= 0.
+    h, row_of, base_l = max_t_model(edge_agent, edge_pool, coef, capacity, demands, upper, rows_agent,
+                                    t_lower=0.0)
     inf = highspy.kHighsInf
-    n_rows = base_l + n_level
-    row_lower = np.concatenate([np.full(n_pools + n_demand, -inf), np.zeros(n_level)])
-    row_upper = np.concatenate([capacity, demands[demand_agents], np.full(n_level, inf)])
-    col_lower = np.zeros(n_edges + 1)
-    col_upper = np.concatenate([upper, [inf if n_level else 0.0]])
-    cost = np.zeros(n_edges + 1)
-    cost[n_edges] = 1.0
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.passModel(int(n_edges + 1), int(n_rows), int(vals.size), int(highspy.MatrixFormat.kColwise),
-                int(highspy.ObjSense.kMaximize), 0.0, cost, col_lower, col_upper, row_lower, row_upper,
-                np.ascontiguousarray(indptr[:-1], dtype=np.int32), np.ascontiguousarray(rows, dtype=np.int32),
-                np.ascontiguousarray(vals, dtype=np.float64), np.zeros(n_edges + 1, dtype=np.int32))
     a_max = np.zeros(n_local)
     np.maximum.at(a_max, edge_agent, np.where(upper > 0, coef, 0.0))
     free = included.copy()

@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from ..errors import InputError
-from .core import Problem, inner_maximum
+from .core import Problem, inner_maximum, max_t_model
 
 __all__ = ["themis_arrays", "themis_part", "themis_bound", "max_rho", "root_of", "MAX_LAG", "TOLERANCE"]
 
@@ -162,38 +162,9 @@ def themis_part(task: dict) -> dict:
         out.update(objective=0.0, lower=0.0, seconds=time.perf_counter() - start, cpu_s=time.process_time() - cpu)
         return out
     lag = lag_all[bid]
-    row_of = np.full(n_local, -1, dtype=np.int64)
-    row_of[bid] = np.arange(n_bid)
-    finite = np.isfinite(demands)
-    demand_agents = np.flatnonzero(finite)
-    demand_row = np.full(n_local, -1, dtype=np.int64)
-    demand_row[demand_agents] = np.arange(demand_agents.shape[0])
-    n_demand = demand_agents.shape[0]
-    base_d, base_f = n_pools, n_pools + n_demand
-    on_demand = finite[edge_agent]
-    on_finish = (coef > 0) & active[edge_agent]
-    e_ids = np.arange(n_edges)
-    rows = np.concatenate([edge_pool, base_d + demand_row[edge_agent[on_demand]],
-                           base_f + row_of[edge_agent[on_finish]], base_f + np.arange(n_bid)])
-    cols = np.concatenate([e_ids, e_ids[on_demand], e_ids[on_finish], np.full(n_bid, n_edges)])
-    vals = np.concatenate([np.ones(n_edges), np.ones(int(on_demand.sum())), coef[on_finish], -np.ones(n_bid)])
-    order = np.lexsort((rows, cols))
-    rows, cols, vals = rows[order], cols[order], vals[order]
-    indptr = np.searchsorted(cols, np.arange(n_edges + 2))
+    # Rows: capacity (m), demand (finite d_i), one finish row per bidder.  Columns: x (E), then t (free).
+    h, _, base_f = max_t_model(edge_agent, edge_pool, coef, capacity, demands, upper, bid, t_lower=-math.inf)
     inf = highspy.kHighsInf
-    n_rows = base_f + n_bid
-    row_lower = np.concatenate([np.full(n_pools + n_demand, -inf), np.zeros(n_bid)])
-    row_upper = np.concatenate([capacity, demands[demand_agents], np.full(n_bid, inf)])
-    col_lower = np.concatenate([np.zeros(n_edges), [-inf]])
-    col_upper = np.concatenate([upper, [inf]])
-    cost = np.zeros(n_edges + 1)
-    cost[n_edges] = 1.0
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.passModel(int(n_edges + 1), int(n_rows), int(vals.size), int(highspy.MatrixFormat.kColwise),
-                int(highspy.ObjSense.kMaximize), 0.0, cost, col_lower, col_upper, row_lower, row_upper,
-                np.ascontiguousarray(indptr[:-1], dtype=np.int32), np.ascontiguousarray(rows, dtype=np.int32),
-                np.ascontiguousarray(vals, dtype=np.float64), np.zeros(n_edges + 1, dtype=np.int32))
     h.setOptionValue("solver", "ipm")
     h.setOptionValue("run_crossover", "on")
     finish_rows = (base_f + np.arange(n_bid)).astype(np.int32)
