@@ -419,19 +419,23 @@ class Instance:
         return [getattr(agent, name) for agent in self.agents]
 
     def agent_rows(self, rows: Iterable[int]) -> list[Agent]:
-        """The agent records of ``rows`` (in that order), without building the others while they are deferred.
+        """The agent records of ``rows`` (in that order), without building the others where the reader allows.
 
         >>> inst = Instance([Pool("P")], [Agent("A"), Agent("B", weight=2.0)], [Edge("A", "P", 1.0)])
         >>> [agent.id for agent in inst.agent_rows([1, 0])]
         ['B', 'A']
         """
+        return self._record_rows("agents", rows)
+
+    def _record_rows(self, field: str, rows: Iterable[int]) -> list:
+        """Records ``rows`` of ``agents`` or ``edges``: from the deferred builder's ``rows`` when it has one."""
         rows = list(rows)
-        later = self.__dict__.get("_agents_later")
-        if later is None or getattr(later[1], "column", None) is None:
-            records = self.agents
-            return [records[i] for i in rows]
-        columns = {name: self.agent_field(name) for name in Agent.__dataclass_fields__}
-        return [Agent(**{name: column[i] for name, column in columns.items()}) for i in rows]
+        later = self.__dict__.get(f"_{field}_later")
+        subset = getattr(later[1], "rows", None) if later is not None else None
+        if callable(subset):
+            return list(subset(rows))
+        records = self._records(field)
+        return [records[i] for i in rows]
 
     @property
     def edges(self) -> tuple[Edge, ...]:
@@ -450,13 +454,7 @@ class Instance:
         >>> [edge.pool for edge in inst.edge_rows([1])]
         ['Q']
         """
-        rows = list(rows)
-        later = self.__dict__.get("_edges_later")
-        subset = getattr(later[1], "rows", None) if later is not None else None
-        if subset is not None and callable(subset):
-            return list(subset(rows))
-        records = self.edges
-        return [records[e] for e in rows]
+        return self._record_rows("edges", rows)
 
     def __repr__(self) -> str:
         return (

@@ -142,3 +142,7 @@ def test_compressed_solve_of_a_generated_instance_builds_no_record(method):
     edge_rows = [0, 5, inst.n_edges - 1]
     assert inst.edge_rows(edge_rows) == [twin.edges[e] for e in edge_rows]
     assert lo.verify(inst, result).ok
+    from laissez_opt.io.digest import columnar_copy
+
+    copy = columnar_copy(twin)  # the deferred columns compare workers get
+    assert copy.agent_rows(rows) == [twin.agents[i] for i in rows] and "_agents_later" in copy.__dict__

@@ -435,7 +435,7 @@ def compare(
     stream = phased = None
     paths = list(dict.fromkeys(entry for entry in plan.entries if isinstance(entry, str)))
     if paths:
-        reads = [{"read": path, "affinity": path, "source": path} for path in paths]
+        reads = [{"read": path, "affinity": path} for path in paths]
         phased = _PhasedFeed(reads, len(plan.entries) * len(plan.run_methods))
         stream = run_local_pool(_run_task, phased, workers=plan.workers, limits=plan.limits, affinity=_instance_of)
         try:
@@ -764,11 +764,10 @@ def _read_in_workers(stream, entries: list) -> list[_Loaded]:
     """
     wanted = {entry for entry in entries if isinstance(entry, str)}
     outcomes = {}
-    if wanted:
-        for task, outcome in stream:
-            outcomes[task["read"]] = outcome
-            if len(outcomes) == len(wanted):
-                break
+    for task, outcome in (stream if wanted else ()):
+        outcomes[task["read"]] = outcome
+        if len(outcomes) == len(wanted):
+            break
     loaded = []
     for entry in entries:
         if not isinstance(entry, str):

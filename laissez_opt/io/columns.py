@@ -255,9 +255,10 @@ class DeferredAgents:
 
     ``columns`` holds one entry per field of :data:`_AGENT_RECORD`: a list of the
     rows' values, or :class:`_Same` for a field with one value everywhere.
-    Calling it builds the records (:func:`_build`); :meth:`column` reads one
-    field without building them (``Instance.agent_field``), so a method that
-    needs only, say, the agents' work does not pay for a million records.
+    Calling it builds the records (:func:`_build`); :meth:`rows` builds chosen
+    rows only, and :meth:`column` reads one field without building any record
+    (``Instance.agent_field``), so a method that needs only, say, the agents'
+    work does not pay for a million records.
     """
 
     __slots__ = ("size", "columns")
@@ -267,6 +268,11 @@ class DeferredAgents:
 
     def __call__(self) -> tuple:
         return _build(Agent, _AGENT_RECORD, [repeat(c.value, self.size) if isinstance(c, _Same) else c
+                                             for c in self.columns])
+
+    def rows(self, rows: Sequence[int]) -> tuple:
+        """The records of agents ``rows``, in that order (``Instance.agent_rows``)."""
+        return _build(Agent, _AGENT_RECORD, [repeat(c.value, len(rows)) if isinstance(c, _Same) else [c[i] for i in rows]
                                              for c in self.columns])
 
     def column(self, name: str) -> list:
