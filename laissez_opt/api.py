@@ -20,7 +20,8 @@ from .errors import InfeasibleError, InputError, NoSolutionError, SolverUnavaila
 from .generate import generate_instance as _generate_family
 from .instance import Instance
 from .io import instance_from_dict, load_instance
-from .limits import SizeEstimate, TimeLimitReached, deadline, parse_memory, refuse_if_too_large
+from .limits import (DEFAULT_MAX_MEMORY, EXAMINE_BYTES, SizeEstimate, TimeLimitReached, deadline, parse_memory,
+                     refuse_if_too_large)
 from .methods import get_method
 from .result import Result
 
@@ -122,8 +123,12 @@ def estimate(instance: Instance | str | os.PathLike, method: str = "welfare", **
     return _estimate(instance, spec, opts)
 
 
-def _estimate(instance: Instance, spec, opts: dict) -> SizeEstimate:
+def _estimate(instance: Instance, spec, opts: dict, budget: float | None = None) -> SizeEstimate:
     full = {**spec.defaults(), **opts}
+    if getattr(spec.estimate, "examines_classes", False):
+        # Methods that compress: over this size the estimate counts the class model the solve would build.
+        budget = budget or DEFAULT_MAX_MEMORY
+        return spec.estimate(instance, full, examine_over=min(EXAMINE_BYTES, budget), budget=budget)
     if spec.estimate is not None:
         return spec.estimate(instance, full)
     edge_rounds = float(instance.n_edges) * float(instance.rounds)
@@ -183,13 +188,17 @@ def solve(
         given.pop("partitions", None)
         if given:
             raise InputError(f"option {sorted(given)[0]} applies only with partitions=K", path=f"option {sorted(given)[0]}")
-    refuse_if_too_large(_estimate(instance, spec, opts), spec.name, max_memory=budget, partitions=splittable)
+    # The clock and the time limit cover the size estimate: on a large instance it may find the agent classes.
     start = time.perf_counter()
     with deadline(time_limit):
+        refuse_if_too_large(_estimate(instance, spec, opts, budget), spec.name, max_memory=budget,
+                            partitions=splittable)
+        estimated = time.perf_counter()
         try:
             result = spec.run(instance, **opts)
         except TimeLimitReached as exc:
             raise NoSolutionError(f"{spec.name} on {instance.name}: {exc}; no allocation to return") from None
+    result.timing["estimate_s"] = estimated - start
     result.timing["total_s"] = time.perf_counter() - start
     result.params.setdefault("time_limit", time_limit)
     if "seed" in spec.option_names:

@@ -41,6 +41,7 @@ from .errors import InputError
 __all__ = [
     "SizeEstimate",
     "DEFAULT_MAX_MEMORY",
+    "EXAMINE_BYTES",
     "MAX_STEPS",
     "BYTES_PER_NONZERO",
     "BYTES_PER_VARIABLE",
@@ -85,6 +86,10 @@ def _default_max_memory() -> int:
 
 #: The default budget: half the physical memory of this machine.
 DEFAULT_MAX_MEMORY = _default_max_memory()
+#: Methods that solve on classes of identical agents take a plain size estimate under this many bytes (or
+#: under the memory budget, if smaller) as it is, an upper bound of the class model's; over it, the estimate
+#: finds the classes first, as the solve will, rather than refuse a run that fits on them.
+EXAMINE_BYTES = 1 << 30
 
 _UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 10**3, "kib": 2**10, "m": 2**20, "mb": 10**6, "mib": 2**20,
           "g": 2**30, "gb": 10**9, "gib": 2**30, "t": 2**40, "tb": 10**12, "tib": 2**40}

@@ -146,3 +146,33 @@ def test_compressed_solve_of_a_generated_instance_builds_no_record(method):
 
     copy = columnar_copy(twin)  # the deferred columns compare workers get
     assert copy.agent_rows(rows) == [twin.agents[i] for i in rows] and "_agents_later" in copy.__dict__
+
+
+@pytest.mark.parametrize("method,opts", [("maxmin", {"fractional": True}), ("welfare", {}),
+                                         ("welfare", {"fractional": True}), ("drf", {"fractional": True}),
+                                         ("themis", {"fractional": True})])
+def test_a_budget_that_only_the_class_model_fits_is_solved_not_refused(method, opts):
+    inst = lo.generate("gavel", 3000, 3, seed=1)
+    plain = lo.estimate(inst, method, compress="off", **opts)
+    budget = int(0.9 * plain.bytes())
+    result = lo.solve(inst, method, max_memory=budget, **opts)
+    assert result.status == "optimal" and result.details["compression"]["classes"] < 150
+    assert result.details["compression"]["classes_cached"]  # found once, by the estimate
+    assert 0.0 <= result.timing["estimate_s"] <= result.timing["total_s"]
+    with pytest.raises(lo.InputError, match="over the memory budget"):
+        lo.solve(inst, method, max_memory=budget, compress="off", **opts)
+
+
+def test_estimate_counts_the_class_model_only_over_the_examined_size():
+    from laissez_opt.limits import EXAMINE_BYTES
+
+    inst = lo.generate("gavel", 3000, 3, seed=1)
+    small = lo.estimate(inst, "maxmin", fractional=True)
+    assert small.bytes() < EXAMINE_BYTES and "classes" not in small.note  # an upper bound, found for free
+    spec = lo.methods.get_method("maxmin")
+    full = {**spec.defaults(), "fractional": True}
+    on_classes = spec.estimate(inst, full, examine_over=0)
+    assert on_classes.variables < small.variables / 10 and "83 classes" in on_classes.note
+    assert spec.estimate(inst, {**full, "compress": "off"}, examine_over=0).variables == small.variables
+    integral = spec.estimate(inst, {**full, "fractional": False}, examine_over=0)  # integral leximin: not compressed
+    assert "classes" not in integral.note

@@ -1,4 +1,4 @@
-"""The compiled passes of the public paths of ``auction`` and ``mtf`` against the numpy routes they replace.
+"""The compiled passes of the public paths of ``auction``, ``mtf`` and ``greedy`` against the routes they replace.
 
 Each test rebuilds the previous route (numpy gathers and sorts) in the test itself and checks that the
 new one gives the same outcome bit for bit: pairs, prices, welfare, bounds, counters and allocations.
@@ -219,3 +219,45 @@ def test_dense_lists_numpy_and_compiled(n, m, seed):
     for compiled in (True, False):
         assert edges_in_order(inst.edge_agent[::-1], inst.edge_pool[::-1], m, compiled=compiled) == (inst.n_edges < 2)
         assert edges_in_order(inst.edge_agent, inst.edge_pool, m, compiled=compiled) == bool(np.all(keys[1:] > keys[:-1]))
+
+
+def _python_greedy(inst):
+    """The greedy allocation as the plain loop computed it: a three-key sort, then every edge in turn."""
+    amounts = np.zeros((inst.n_edges, inst.rounds))
+    score = inst.weights[inst.edge_agent][:, None] * inst.edge_utility
+    arrival = [a.arrival for a in inst.agents]
+    for r in range(inst.rounds):
+        order = np.lexsort((inst.edge_pool, inst.edge_agent, -score[:, r]))
+        pool_left, agent_left = inst.counts.astype(float).tolist(), inst.effective_demands.tolist()
+        for e in order.tolist():
+            if score[e, r] <= 0:
+                break
+            i, c = int(inst.edge_agent[e]), int(inst.edge_pool[e])
+            if arrival[i] <= r <= inst.last_rounds[i]:
+                take = min(pool_left[c], agent_left[i])
+                if take > 0:
+                    amounts[e, r], pool_left[c], agent_left[i] = take, pool_left[c] - take, agent_left[i] - take
+    return amounts
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(instances(), instances(shuffled=True)))
+def test_compiled_greedy_equals_the_plain_loop(inst):
+    from laissez_opt.starts import greedy_amounts
+
+    assert np.array_equal(greedy_amounts(inst), _python_greedy(inst))
+
+
+def test_greedy_looks_at_the_time_limit_between_chunks(monkeypatch):
+    import laissez_opt.starts as starts
+
+    looks = []
+    monkeypatch.setattr(starts, "CHUNK", 4)
+    monkeypatch.setattr(starts, "check_deadline", lambda where: looks.append(where))
+    inst = lo.Instance([lo.Pool("p", count=1000)], [lo.Agent(f"a{i}", demand=1) for i in range(40)],
+                       [lo.Edge(f"a{i}", "p", 1.0 + i) for i in range(40)])
+    assert np.array_equal(starts.greedy_amounts(inst), _python_greedy(inst))  # chunked, the same outcome
+    assert len(looks) == 1 + 40 // 4  # once per round, then before every chunk
+    with pytest.raises(lo.NoSolutionError, match="time limit"):
+        monkeypatch.undo()
+        lo.solve(lo.generate("uniform", 40, 5, seed=1), "greedy", time_limit=1e-9)

@@ -56,6 +56,7 @@ Example
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import time
 from collections.abc import Mapping
@@ -65,11 +66,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..instance import Instance
+from ..limits import DEFAULT_MAX_MEMORY, EXAMINE_BYTES
 from ..method_spec import Option
 from ..result import Result, agent_values, allocation_columns, edge_utilities
 
 __all__ = ["AgentClasses", "agent_classes", "COMPRESS_CHOICES", "compression_wanted", "compress_option",
-           "solve_on_classes"]
+           "solve_on_classes", "class_estimate", "cached_agent_classes"]
 
 #: Values of the ``compress`` option of the methods that compress.
 COMPRESS_CHOICES = ("auto", "on", "off")
@@ -272,7 +274,7 @@ def solve_on_classes(instance: Instance, compress: str, solve: Callable[[Instanc
     if compress == "off":
         return None
     t0 = time.perf_counter()
-    classes = agent_classes(instance, keys)
+    classes, cached = cached_agent_classes(instance, keys)
     if not compression_wanted(compress, classes):
         return None
     small = classes.class_instance(instance, weight=weight, work=work, integral=integral)
@@ -282,9 +284,10 @@ def solve_on_classes(instance: Instance, compress: str, solve: Callable[[Instanc
     out = classes.expand_result(instance, small, result, fractional=not integral, same=same, shared=shared,
                                 members=members)
     t3 = time.perf_counter()
+    # classes_cached: found before this solve (by its size estimate, counted in estimate_s, or an earlier solve).
     out.details["compression"] = {"classes": classes.n_classes, "agents": classes.n_agents,
                                   "largest_class": int(classes.size.max(initial=0)),
-                                  "classes_s": t1 - t0, "expand_s": t3 - t2}
+                                  "classes_s": t1 - t0, "classes_cached": cached, "expand_s": t3 - t2}
     out.timing = dict(out.timing)
     out.timing["build_s"] = out.timing.get("build_s", 0.0) + (t1 - t0) + (t3 - t2)
     return out
@@ -297,6 +300,80 @@ def compression_wanted(option: str, classes: AgentClasses) -> bool:
     if option == "on":
         return classes.n_classes < classes.n_agents
     return classes.worthwhile()
+
+
+def class_estimate(estimate: Callable, *, applies: Callable[[Instance, dict], bool],
+                   keys: Callable[[Instance], Sequence[np.ndarray]] = lambda instance: (), weight: str = "total",
+                   work: bool = False, integral: Callable[[dict], bool] = lambda options: False) -> Callable:
+    """A method's size estimate that counts the class model when the solve would compress.
+
+    ``estimate(instance, options)`` is the plain estimate; ``applies`` says whether the
+    method compresses under ``options`` (``compress`` other than ``off`` is checked
+    here), ``keys``, ``weight``, ``work`` and ``integral`` are what the method passes to
+    :func:`solve_on_classes`.  Finding the classes costs about as much as reading the
+    instance, so it is done only when the plain estimate is over ``examine_over``
+    (:data:`EXAMINE_BYTES`, or the memory budget when that is smaller) and finding them fits in the
+    budget (:func:`finding_bytes`);
+    the classes found are kept on the instance for the solve that follows
+    (:func:`cached_agent_classes`).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance(pools=[lo.Pool("P", count=3)], agents=[lo.Agent(a) for a in "ABCD"],
+    ...                    edges=[lo.Edge(a, "P", 1.0) for a in "ABCD"])
+    >>> from laissez_opt.limits import SizeEstimate
+    >>> plain = lambda instance, options: SizeEstimate(variables=instance.n_edges, dense_bytes=2**31)
+    >>> est = class_estimate(plain, applies=lambda instance, options: True)
+    >>> est(inst, {}).variables, est(inst, {"compress": "off"}).variables
+    (1, 4)
+    """
+    def sized(instance: Instance, options: dict, examine_over: float = EXAMINE_BYTES,
+              budget: float = DEFAULT_MAX_MEMORY):
+        full = estimate(instance, options)
+        compress = options.get("compress", "auto")
+        if compress == "off" or full.bytes() <= examine_over or not applies(instance, options):
+            return full
+        if finding_bytes(instance) > budget:
+            return full  # finding the classes would itself break the budget: the plain estimate refuses
+        classes, _ = cached_agent_classes(instance, keys(instance))
+        if not compression_wanted(compress, classes):
+            return full
+        small = classes.class_instance(instance, weight=weight, work=work, integral=integral(options))
+        on_classes = estimate(small, options)
+        return dataclasses.replace(
+            on_classes, note=f"on {classes.n_classes:,} classes of identical agents "
+                             f"(of {classes.n_agents:,} agents); {on_classes.note}".rstrip("; "))
+    sized.examines_classes = True
+    return sized
+
+
+def finding_bytes(instance: Instance) -> float:
+    """Peak bytes of :func:`agent_classes`: the utility view and its sorted copy, hashes and keys per edge and agent."""
+    return 24.0 * instance.n_edges * instance.rounds + 48.0 * instance.n_edges + 64.0 * instance.n_agents
+
+
+def cached_agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) -> tuple[AgentClasses, bool]:
+    """:func:`agent_classes`, kept on the instance (instances are immutable) under the keys' contents.
+
+    A size estimate and the solve after it find the classes once.  Returns the
+    classes and whether they came from the store.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance(pools=[lo.Pool("P")], agents=[lo.Agent("A"), lo.Agent("B")],
+    ...                    edges=[lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 1.0)])
+    >>> [cached_agent_classes(inst)[1] for _ in range(2)]
+    [False, True]
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    for key in keys:
+        column = np.ascontiguousarray(key)
+        digest.update(f"{column.dtype.str}{column.shape}".encode())
+        digest.update(column.data)
+    store = instance.__dict__.setdefault("_agent_classes", {})
+    found = store.get(digest.hexdigest())
+    if found is not None:
+        return found, True
+    found = store[digest.hexdigest()] = agent_classes(instance, keys)
+    return found, False
 
 
 def agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) -> AgentClasses:

@@ -69,7 +69,7 @@ from ..instance import Instance
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel
 from ..result import Result
-from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
+from .classes import COMPRESS_CHOICES, class_estimate, compress_option, solve_on_classes
 from .common import AllocationColumns
 from .leximin import (
     FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinPlan, declare_leximin, first_level, leximin_size, solve_leximin,
@@ -280,7 +280,8 @@ METHOD = Method(
                choices=CAPACITY_BASES),
         compress_option(),
     ),
-    estimate=leximin_size,
+    estimate=class_estimate(leximin_size, applies=lambda instance, options: bool(options.get("fractional")),
+                            keys=lambda instance: (resource_arrays(instance)[1],)),
     build=_export_model,
     exported="the first level, max min_i s_i / w_i (fractional: max t over the level rows; integral: step 1 of the "
              "ordered outcomes)",

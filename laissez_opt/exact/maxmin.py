@@ -67,7 +67,7 @@ from ..modeling.solution import Solution, relative_gap
 from ..result import Result
 from ..shares import equal_share_utilities
 from .bottleneck import lexicographic_unit_matching, unit_demand_structure
-from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
+from .classes import COMPRESS_CHOICES, class_estimate, compress_option, solve_on_classes
 from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
 from .rounded_leximin import LEVEL_ROUTES, ORDERED_MAX_AGENTS, solve_first_level
 from .leximin import (
@@ -426,7 +426,7 @@ METHOD = Method(
                f"fractional first level (first_level); auto: ordered outcomes up to {ORDERED_MAX_AGENTS} agents",
                choices=LEVEL_ROUTES),
     ) + partition_options(),
-    estimate=lambda instance, options: (
+    estimate=class_estimate(lambda instance, options: (
         allocation_size(instance, extra_variables=instance.n_agents + instance.n_pools,
                         note="lexicographic min-cost flows: one arc per edge, agent and pool")
         if not options.get("fractional") and options.get("bottleneck", "auto") == "auto"
@@ -434,7 +434,7 @@ METHOD = Method(
         allocation_size(instance, extra_variables=1, extra_constraints=instance.n_agents,
                         extra_nonzeros=float(instance.n_edges) * instance.rounds + instance.n_agents,
                         note="rounded fractional leximin and one first-level MILP (level and order rows)")
-        if _uses_first_level(instance, options) else leximin_size(instance, options)),
+        if _uses_first_level(instance, options) else leximin_size(instance, options)), applies=lambda instance, options: bool(options.get("fractional"))),
     build=_export_model,
     exported="the first level, max min_i v_i (fractional: max t over the level rows; integral: step 1 of the "
              "ordered outcomes); each further level is the same model with the agents found at earlier levels held there",

@@ -90,7 +90,7 @@ from ..method_spec import Method, Option, partition_options, read_state, refuse_
 from ..modeling import LinearModel, solve_model
 from ..modeling.solution import Solution
 from ..result import AgentTable, Result
-from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
+from .classes import COMPRESS_CHOICES, class_estimate, compress_option, solve_on_classes
 from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
 
 __all__ = [
@@ -1176,10 +1176,10 @@ def _relaxation_on_classes(instance: Instance, compress: str, kwargs: dict) -> t
     its certified ``lo`` bounds the integral ``rho*`` below.  None when the classes do
     not pay, some candidate does not bid, or the solve gave no bound.
     """
-    from .classes import agent_classes, compression_wanted
+    from .classes import cached_agent_classes, compression_wanted
 
     work, elapsed = work_and_elapsed(instance)
-    if not compression_wanted(compress, agent_classes(instance, (work, elapsed))):
+    if not compression_wanted(compress, cached_agent_classes(instance, (work, elapsed))[0]):
         return None
     data = themis_data(instance, fractional=False, fairness_knob=0.0)
     if data.bidders.size == 0 or data.bidders.size != data.candidates.size:
@@ -1428,9 +1428,13 @@ METHOD = Method(
         compress_option(),
         state_option("rho: an earlier optimum, probed first in integral mode"),
     ) + partition_options(),
-    estimate=lambda instance, options: allocation_size(
-        instance, extra_constraints=instance.n_agents, extra_nonzeros=instance.n_edges,
-        note="one rho-feasibility model per evaluation"),
+    estimate=class_estimate(
+        lambda instance, options: allocation_size(
+            instance, extra_constraints=instance.n_agents, extra_nonzeros=instance.n_edges,
+            note="one rho-feasibility model per evaluation"),
+        applies=lambda instance, options: (bool(options.get("fractional")) and options.get("fairness_knob", 0) == 0
+                                           and instance.rounds == 1),
+        keys=work_and_elapsed, work=True),
     build=_export_model,
     build_options=(
         Option("rho", "float", None, "level rho of the exported model F(rho) (default: the optimum rho*, found by "

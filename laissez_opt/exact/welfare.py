@@ -47,7 +47,7 @@ from ..modeling import LinearModel, solve_model
 from ..method_spec import Method, partition_options, refuse_partitions, solver_options
 from ..result import Result
 from ..starts import greedy_amounts
-from .classes import COMPRESS_CHOICES, compress_option, solve_on_classes
+from .classes import COMPRESS_CHOICES, class_estimate, compress_option, solve_on_classes
 from .common import AllocationColumns, allocation_result, allocation_size, capacity_prices
 
 __all__ = ["build_welfare", "solve_welfare", "market_prices"]
@@ -166,6 +166,7 @@ METHOD = Method(
     summary="Weighted welfare maximisation; integral optima via LP vertex or min-cost flow (TU).",
     run=solve_welfare,
     options=solver_options(fractional=True, auto=True) + (compress_option(),) + partition_options(),
-    estimate=allocation_size,
+    estimate=class_estimate(allocation_size, applies=lambda instance, options: True, weight="member",
+                            integral=lambda options: not options.get("fractional")),
     build=_export_model,
 )
