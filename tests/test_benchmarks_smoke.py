@@ -196,3 +196,20 @@ def test_scaling_compare_quick(tmp_path):
     assert report["one_worker_s"] > 0 and report["two_workers_s"] > 0
     assert 0 < report["cpu_efficiency_estimate"] and report["per_instance"]["payload_bytes"] > 0
     assert "solver default routes" in (out / "scaling_compare.md").read_text()
+
+
+def test_partition_lp_routes_small(tmp_path):
+    """``benchmarks/partition_lp_routes.py`` on a small split: every route solves the same level LP."""
+    out = tmp_path / "results"
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "partition_lp_routes.py"), "--sizes", "2000x50",
+                          "--parts", "4", "--sample-parts", "1", "--out", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "partition_lp_routes.json").read_text())
+    routes = {r["route"]: r for r in report["rows"]}
+    assert len(routes) == 6 and routes["HiGHS ipm + crossover"]["status"] == "Optimal"
+    for row in report["rows"]:
+        if row["status"] == "Optimal":
+            assert row["rel_diff"] < 1e-6, row
+    assert {p["k"] for p in report["passes"]} == {4}
+    assert (out / "partition_lp_routes.md").read_text().count("| 2000x50 |") == 6 + 6
