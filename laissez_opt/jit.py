@@ -12,7 +12,7 @@ True
 
 from __future__ import annotations
 
-__all__ = ["HAVE_NUMBA", "jit"]
+__all__ = ["HAVE_NUMBA", "jit", "load_compiler"]
 
 try:
     import numba as _numba
@@ -29,3 +29,17 @@ except ImportError:  # pragma: no cover - exercised only without numba
     def jit(fn):
         """``fn`` itself: numba is not installed."""
         return fn
+
+
+def load_compiler() -> None:
+    """Load what numba needs at its first compile or cache load: its target registries, and through them SciPy's BLAS.
+
+    A process that will run kernels under an address-space limit (the harness's run
+    memory cap) calls this before setting the limit: loaded under it, OpenBLAS
+    cannot allocate its buffers and spins instead of failing.  Idempotent; about
+    half a second the first time, nothing without numba.
+    """
+    if HAVE_NUMBA:
+        from numba.core.registry import cpu_target
+
+        cpu_target.target_context.refresh()

@@ -166,6 +166,9 @@ def address_space_cap(memory_cap: int | None):
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     limited = False
     if memory_cap:
+        from ..jit import load_compiler
+
+        load_compiler()  # before the limit: numba's first load under it hangs in OpenBLAS
         size = _address_space_bytes()
         if size is not None:
             wanted = size + int(memory_cap)

@@ -90,3 +90,19 @@ def test_a_run_whose_estimate_exceeds_the_memory_cap_is_refused_before_it_starts
     assert rows["greedy"]["status"] == "feasible" and rows["welfare"]["status"] == "optimal"
     assert len(list((tmp_path / "runs").glob("*.json"))) == 2
     assert_no_worker_children()
+
+
+def test_compiled_kernels_run_under_a_memory_cap_in_a_fresh_worker(tmp_path):
+    """numba's first load inside a capped worker used to spin in OpenBLAS: the worker loads it before the cap."""
+    import laissez_opt as lo
+    from laissez_opt.harness import compare
+
+    inst = lo.generate("gavel", 400, 4, seed=1)
+    start = time.perf_counter()
+    table = compare([inst], ["greedy", "mtf", "auction"], objectives=["weighted_welfare"], run_memory="100MiB",
+                    run_time=60, workers=1, executor="local", store=tmp_path / "runs")
+    rows = {row["method"]: row for row in table.rows}
+    assert {m: rows[m]["status"] for m in ("greedy", "mtf", "auction")} == dict.fromkeys(
+        ("greedy", "mtf", "auction"), "feasible"), [rows[m].get("message") for m in rows]
+    assert time.perf_counter() - start < 60
+    assert_no_worker_children()
