@@ -12,23 +12,43 @@ True
 
 from __future__ import annotations
 
-__all__ = ["HAVE_NUMBA", "jit", "load_compiler"]
+import sys
+from importlib.util import find_spec
 
-try:
-    import numba as _numba
+__all__ = ["HAVE_NUMBA", "COMPILED_FROM", "jit", "load_compiler", "use_compiled"]
 
-    HAVE_NUMBA = True
+#: numba is installed (looked up, not imported: importing this module stays cheap).
+HAVE_NUMBA = find_spec("numba") is not None
+#: Edge-rounds from which a run takes the compiled passes even before numba is loaded.
+COMPILED_FROM = 500_000
 
-    def jit(fn):
-        """``fn`` compiled in nopython mode (cached on disk, the GIL released)."""
-        return _numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
 
-except ImportError:  # pragma: no cover - exercised only without numba
-    HAVE_NUMBA = False
+def jit(fn):
+    """``fn`` compiled in nopython mode (cached on disk, the GIL released); ``fn`` itself without numba.
 
-    def jit(fn):
-        """``fn`` itself: numba is not installed."""
+    It imports numba, so only kernel modules call it, and they are imported when a
+    run takes a compiled pass (:func:`use_compiled`).
+    """
+    if not HAVE_NUMBA:
         return fn
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - found but not importable: plain Python, slower and the same
+        return fn
+    return numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
+
+
+def use_compiled(edge_rounds: int) -> bool:
+    """Whether a run of ``edge_rounds`` edge-rounds takes the compiled passes.
+
+    Small runs stay free of the numba import (a few tenths of a second and tens of
+    MiB the first time): the compiled passes are used once numba is loaded, or from
+    :data:`COMPILED_FROM` edge-rounds, where they pay for it.
+
+    >>> use_compiled(0) == ("numba" in sys.modules and HAVE_NUMBA)
+    True
+    """
+    return HAVE_NUMBA and ("numba" in sys.modules or edge_rounds >= COMPILED_FROM)
 
 
 def load_compiler() -> None:
@@ -39,7 +59,7 @@ def load_compiler() -> None:
     cannot allocate its buffers and spins instead of failing.  Idempotent; about
     half a second the first time, nothing without numba.
     """
-    if HAVE_NUMBA:
+    if HAVE_NUMBA:  # even if this process has not imported numba yet: a large run will, under the limit
         from numba.core.registry import cpu_target
 
         cpu_target.target_context.refresh()

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from .instance import Instance
-from .jit import jit
+from .jit import use_compiled
 from .limits import check_deadline
 
 __all__ = ["greedy_amounts"]
@@ -52,6 +52,7 @@ def greedy_amounts(instance: Instance, score: np.ndarray | None = None, *, watch
     # among equal scores, the documented tie rule, at a third of the three-key sort's cost.
     key = agent * max(instance.n_pools, 1) + pool
     in_order = bool(np.all(key[1:] > key[:-1]))
+    greedy_pass = _compiled_pass() if use_compiled(n_edges * rounds) else _greedy_pass
     for r in range(rounds):
         if watch_deadline:
             check_deadline(f"in round {r} of {instance.rounds}")
@@ -65,18 +66,27 @@ def greedy_amounts(instance: Instance, score: np.ndarray | None = None, *, watch
         for start in range(0, n_edges, CHUNK):
             if watch_deadline:
                 check_deadline(f"in round {r} of {instance.rounds}")
-            if not _greedy_pass(order[start:start + CHUNK], value, agent, pool, arrival, deadline, r,
-                                remaining_pool, remaining_agent, column, left):
+            if not greedy_pass(order[start:start + CHUNK], value, agent, pool, arrival, deadline, r,
+                               remaining_pool, remaining_agent, column, left):
                 break
         amounts[:, r] = column
     return amounts
 
 
-#: Edges handed to the compiled pass between two looks at the time limit.
+#: Edges handed to the pass between two looks at the time limit.
 CHUNK = 1 << 20
+_COMPILED: list = []
 
 
-@jit
+def _compiled_pass():
+    """:func:`_greedy_pass` compiled, on first use (small runs never import numba)."""
+    if not _COMPILED:
+        from .jit import jit
+
+        _COMPILED.append(jit(_greedy_pass))
+    return _COMPILED[0]
+
+
 def _greedy_pass(order, value, agent, pool, arrival, deadline, r, remaining_pool, remaining_agent, column,
                  left) -> bool:
     """Edges ``order`` in turn take ``min(pool left, demand left)``; False once nothing more can be taken

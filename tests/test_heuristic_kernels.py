@@ -241,11 +241,16 @@ def _python_greedy(inst):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(instances(), instances(shuffled=True)))
-def test_compiled_greedy_equals_the_plain_loop(inst):
-    from laissez_opt.starts import greedy_amounts
+@given(st.one_of(instances(), instances(shuffled=True)), st.booleans())
+def test_greedy_passes_equal_the_plain_loop(inst, compiled):
+    import laissez_opt.starts as starts
 
-    assert np.array_equal(greedy_amounts(inst), _python_greedy(inst))
+    original = starts.use_compiled
+    starts.use_compiled = lambda edge_rounds: compiled  # the compiled pass, or the same function in Python
+    try:
+        assert np.array_equal(starts.greedy_amounts(inst), _python_greedy(inst))
+    finally:
+        starts.use_compiled = original
 
 
 def test_greedy_looks_at_the_time_limit_between_chunks(monkeypatch):

@@ -387,7 +387,10 @@ def run_local_pool(fn: Callable, tasks, *, workers: int, limits: Limits | None =
         worker = _Worker(env)
         pool.append(worker)
         selector.register(worker.result_r, selectors.EVENT_READ, worker)
-        worker.send(preparation)  # if it died already, its end of file comes through the selector
+        # A capped pool's workers load numba's compiler before they report ready: neither the address-space
+        # limit nor the resident-memory watch of a run may meet it (it spins in OpenBLAS under the limit).
+        worker.send({"prepare": preparation, "load_compiler": limits.memory is not None})
+        # (if the worker died already, its end of file comes through the selector)
 
     def retire(worker: _Worker) -> None:
         selector.unregister(worker.result_r)
@@ -534,6 +537,10 @@ def _dask_call(fn: Callable, task, memory_cap: int | None = None, time_cap: floa
         timer = threading.Timer(time_cap, _kill_this_process)
         timer.daemon = True
         timer.start()
+    if memory_cap:
+        from ..jit import load_compiler
+
+        load_compiler()  # before the limit: numba's first load under it spins in OpenBLAS
     try:
         with address_space_cap(memory_cap) as limited:
             try:

@@ -136,7 +136,8 @@ def _reader(fd: int, inbox: queue.Queue) -> None:
 
 
 def _prepare(fd: int) -> None:
-    """Apply the parent's preparation data, the first frame on the task pipe."""
+    """Apply the parent's preparation data, the first frame on the task pipe (``prepare``), and load numba's
+    compiler when the pool caps its runs' memory (``load_compiler``; :func:`laissez_opt.jit.load_compiler`)."""
     try:
         data = read_frame(fd)
     except (OSError, EOFError, pickle.UnpicklingError):
@@ -146,9 +147,13 @@ def _prepare(fd: int) -> None:
     from multiprocessing import spawn
 
     try:
-        spawn.prepare(data)
+        spawn.prepare(data["prepare"])
     except BaseException:  # a main module that fails to import again: runs that need it will say so
         traceback.print_exc()
+    if data.get("load_compiler"):
+        from ..jit import load_compiler
+
+        load_compiler()
 
 
 @contextmanager
@@ -166,9 +171,6 @@ def address_space_cap(memory_cap: int | None):
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     limited = False
     if memory_cap:
-        from ..jit import load_compiler
-
-        load_compiler()  # before the limit: numba's first load under it hangs in OpenBLAS
         size = _address_space_bytes()
         if size is not None:
             wanted = size + int(memory_cap)

@@ -14,34 +14,25 @@ of a pass over every edge: the same sums, term for term, as
 
 from __future__ import annotations
 
-import sys
-from importlib.util import find_spec
 from typing import Sequence
 
 import numpy as np
 
 from ..instance import Instance
+from ..jit import COMPILED_FROM, use_compiled as compiled_for
 
 __all__ = ["COMPILED_FROM", "edges_in_order", "touched_utilities", "use_compiled"]
 
-#: Edge-rounds from which the compiled passes are used even before numba is loaded.
-COMPILED_FROM = 500_000
-_HAVE_NUMBA: list[bool] = []
 
 
 def use_compiled(instance: Instance) -> bool:
-    """Whether to run the compiled passes on ``instance``: numba is installed, and it is loaded already
-    or the run has at least :data:`COMPILED_FROM` edge-rounds.
+    """Whether to run the compiled passes on ``instance`` (:func:`laissez_opt.jit.use_compiled` of its edge-rounds).
 
     >>> import laissez_opt as lo
     >>> use_compiled(lo.Instance([lo.Pool("P")], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)])) in (True, False)
     True
     """
-    if not _HAVE_NUMBA:
-        _HAVE_NUMBA.append(find_spec("numba") is not None)
-    if not _HAVE_NUMBA[0]:
-        return False
-    return "numba" in sys.modules or instance.n_edges * instance.rounds >= COMPILED_FROM
+    return compiled_for(instance.n_edges * instance.rounds)
 
 
 def edges_in_order(edge_agent, edge_pool, m: int, *, compiled: bool = True) -> bool:
