@@ -20,6 +20,7 @@ import copy
 import json
 import math
 import signal
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -260,3 +261,28 @@ def test_valid_corpus_instances_read_the_same_from_the_binary_form(tmp_path):
         again = instance_from_npz(instance_to_npz(inst), "x.npz")
         assert lo.dumps_instance(again) == lo.dumps_instance(inst), label
     assert valid >= 10
+
+
+def test_mtf_and_round_robin_size_the_picks_of_a_round_before_handing_out_billions_of_devices():
+    # Found by the fuzz above once numba was loaded: the compiled mtf round grew its pick arrays to tens of GiB.
+    inst = lo.Instance([lo.Pool("P", count=2**31 - 1), lo.Pool("Q", count=1)], [lo.Agent(f"a{i}") for i in range(3)],
+                       [lo.Edge(f"a{i}", "P", 1.0) for i in range(3)] + [lo.Edge("a0", "Q", 2.0)])
+    for method in ("mtf", "round_robin"):
+        assert lo.estimate(inst, method).bytes() > 2**31 * 64
+        with pytest.raises(lo.InputError, match="over the memory budget"):
+            lo.solve(inst, method, max_memory="2G")
+    small = lo.Instance([lo.Pool("P", count=2**31 - 1)], [lo.Agent(f"a{i}", demand=1) for i in range(3)],
+                        [lo.Edge(f"a{i}", "P", 1.0) for i in range(3)])
+    assert lo.solve(small, "mtf", max_memory="2G").status == "feasible"  # three picks: no refusal
+
+
+def test_integral_themis_incumbent_on_a_vast_pool_stays_within_its_time_limit():
+    # Found by the fuzz above: the rounded incumbent handed out 2^31 devices one by one, without progress.
+    agents = [lo.Agent("a0", weight=0.5, work=1e9, elapsed=3.0), lo.Agent("a1", work=1e9, elapsed=0.25)]
+    tiny = lo.Instance([lo.Pool("P0", count=2**31 - 1)], agents, [lo.Edge("a0", "P0", 5e-324)], round_hours=1e-9)
+    start = time.perf_counter()
+    result = lo.solve(tiny, "themis", time_limit=10)
+    assert result.verified and time.perf_counter() - start < 10
+    alone = lo.Instance([lo.Pool("P0", count=2**31 - 1)], [lo.Agent("a0", work=1.0)], [lo.Edge("a0", "P0", 1.0)])
+    result = lo.solve(alone, "themis", time_limit=10)  # the lone bidder takes the whole pool at once
+    assert result.verified and time.perf_counter() - start < 20

@@ -72,6 +72,11 @@ UNBOUNDED = sys.maxsize
 _EDGE_ROUND_BYTES = 6 * 8
 #: Bytes per allocation record (a dict of four entries) in a result.
 _RECORD_BYTES = 450
+#: Bytes per pick recorded as two numbers (an int64 pair in arrays grown by doubling, or two list
+#: entries pointing at int objects): ``per_handed_bytes`` of ``mtf``.
+PICK_BYTES = 80.0
+#: Bytes per pick recorded as an ``(agent, edge)`` tuple in a list: ``per_handed_bytes`` of ``round_robin``.
+PICK_TUPLE_BYTES = 128.0
 
 #: The ``order`` option of the partition baselines.
 ORDER_OPTION = Option("order", "any", None, "agent ids in the order agents pick (default: instance order)",
@@ -79,15 +84,16 @@ ORDER_OPTION = Option("order", "any", None, "agent ids in the order agents pick 
 
 
 def heuristic_size(instance: Instance, options: dict | None = None, *, per_unit_bytes: float = 0.0,
-                   note: str = "") -> SizeEstimate:
+                   per_handed_bytes: float = 0.0, note: str = "") -> SizeEstimate:
     """Size of a heuristic that hands out devices one at a time, round by round.
 
     Steps per round: one per device handed out (at most ``min(sum_c k_c, sum_i d'_i)``,
     ``d'_i`` the demand capped by the devices reachable through the agent's edges),
     one per agent and one per edge.  Memory: the edge-round arrays, one record per
     allocated (edge, round), and ``per_unit_bytes`` per device and demand unit (for
-    algorithms that expand pools into devices).  Floats throughout: the counts of a
-    valid instance may multiply beyond any integer type.
+    algorithms that expand pools into devices), and ``per_handed_bytes`` per device handed
+    out in a round (for those that record every pick of a round).  Floats throughout:
+    the counts of a valid instance may multiply beyond any integer type.
 
     >>> import laissez_opt as lo
     >>> inst = lo.Instance([lo.Pool("P", count=2**30)], [lo.Agent("A")], [lo.Edge("A", "P", 1.0)], rounds=2**20)
@@ -101,7 +107,7 @@ def heuristic_size(instance: Instance, options: dict | None = None, *, per_unit_
     edge_rounds = float(instance.n_edges) * rounds
     return SizeEstimate(
         dense_bytes=edge_rounds * _EDGE_ROUND_BYTES + min(edge_rounds, handed * rounds) * _RECORD_BYTES
-        + (devices + units) * per_unit_bytes,
+        + (devices + units) * per_unit_bytes + handed * per_handed_bytes,
         steps=rounds * (handed + instance.n_agents + instance.n_edges),
         note=note or f"{handed:.3g} devices handed out per round over {instance.rounds} rounds",
     )

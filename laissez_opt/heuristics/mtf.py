@@ -95,7 +95,7 @@ from ..limits import check_deadline
 from ..method_spec import Method, Option
 from ..result import Result, agent_values, allocation_columns
 from ._fastpaths import edges_in_order, touched_utilities, use_compiled
-from ._baseline_common import agent_of, heuristic_size, read_state, state_option
+from ._baseline_common import PICK_BYTES, agent_of, heuristic_size, read_state, state_option
 from .thresholds import GRID, ThresholdPolicy, make_policy
 
 __all__ = [
@@ -1119,5 +1119,6 @@ METHOD = Method(
                nullable=True),
         state_option("budgets B_i and the round-robin turn"),
     ),
-    estimate=heuristic_size,
+    # A round records every pick: two int64 arrays grown by doubling (compiled), or two lists of ints.
+    estimate=lambda instance, options: heuristic_size(instance, per_handed_bytes=PICK_BYTES),
 )

@@ -51,6 +51,7 @@ from ..limits import check_deadline
 from ..method_spec import Method
 from ..result import Result
 from ._baseline_common import (
+    PICK_TUPLE_BYTES,
     Picker,
     agent_of,
     demand_caps,
@@ -129,5 +130,6 @@ METHOD = Method(
     summary="Agents take turns (persisting across rounds), each taking one device of its best remaining pool.",
     run=solve_round_robin,
     options=(state_option("the agent whose turn it is"),),
-    estimate=heuristic_size,
+    # A round records every pick as an (agent, edge) tuple in a list.
+    estimate=lambda instance, options: heuristic_size(instance, per_handed_bytes=PICK_TUPLE_BYTES),
 )
