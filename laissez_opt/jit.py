@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from importlib.util import find_spec
 
-__all__ = ["HAVE_NUMBA", "COMPILED_FROM", "jit", "load_compiler", "use_compiled"]
+__all__ = ["HAVE_NUMBA", "COMPILED_FROM", "LOAD_BEFORE_CAPS_BELOW", "jit", "load_compiler", "use_compiled"]
 
 #: numba is installed (looked up, not imported: importing this module stays cheap).
 HAVE_NUMBA = find_spec("numba") is not None
@@ -51,12 +51,19 @@ def use_compiled(edge_rounds: int) -> bool:
     return HAVE_NUMBA and ("numba" in sys.modules or edge_rounds >= COMPILED_FROM)
 
 
+#: Address-space limits under which numba is loaded before the limit is set (:func:`load_compiler`):
+#: its first load maps llvmlite and SciPy's OpenBLAS, which reserves buffers for up to 64 threads
+#: (about 2 GiB of address space); under a larger limit the load succeeds inside it.
+LOAD_BEFORE_CAPS_BELOW = 4 * 2**30
+
+
 def load_compiler() -> None:
     """Load what numba needs at its first compile or cache load: its target registries, and through them SciPy's BLAS.
 
-    A process that will run kernels under an address-space limit (the harness's run
-    memory cap) calls this before setting the limit: loaded under it, OpenBLAS
-    cannot allocate its buffers and spins instead of failing.  Idempotent; about
+    A process that will run kernels under an address-space limit smaller than
+    :data:`LOAD_BEFORE_CAPS_BELOW` (the harness's run memory cap) calls this before
+    setting the limit: loaded under it, llvmlite fails to map or OpenBLAS cannot
+    allocate its buffers and spins instead of failing.  Idempotent; about
     half a second the first time, nothing without numba.
     """
     if HAVE_NUMBA:  # even if this process has not imported numba yet: a large run will, under the limit

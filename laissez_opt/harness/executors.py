@@ -387,9 +387,9 @@ def run_local_pool(fn: Callable, tasks, *, workers: int, limits: Limits | None =
         worker = _Worker(env)
         pool.append(worker)
         selector.register(worker.result_r, selectors.EVENT_READ, worker)
-        # A capped pool's workers load numba's compiler before they report ready: neither the address-space
-        # limit nor the resident-memory watch of a run may meet it (it spins in OpenBLAS under the limit).
-        worker.send({"prepare": preparation, "load_compiler": limits.memory is not None})
+        # Under a tight run memory cap the workers load numba's compiler before they report ready: neither the
+        # address-space limit nor the resident-memory watch of a run may meet it (it spins in OpenBLAS under it).
+        worker.send({"prepare": preparation, "load_compiler": _load_first(limits.memory)})
         # (if the worker died already, its end of file comes through the selector)
 
     def retire(worker: _Worker) -> None:
@@ -525,6 +525,13 @@ def _kill_this_process() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _load_first(memory_cap: int | None) -> bool:
+    """Whether a worker capped at ``memory_cap`` bytes loads numba's compiler before its runs (a tight cap)."""
+    from ..jit import LOAD_BEFORE_CAPS_BELOW
+
+    return memory_cap is not None and memory_cap < LOAD_BEFORE_CAPS_BELOW
+
+
 def _dask_call(fn: Callable, task, memory_cap: int | None = None, time_cap: float | None = None):
     """Runs on a Dask worker: ``fn(task)`` under the caps, running out of memory reported, not raised.
 
@@ -537,10 +544,10 @@ def _dask_call(fn: Callable, task, memory_cap: int | None = None, time_cap: floa
         timer = threading.Timer(time_cap, _kill_this_process)
         timer.daemon = True
         timer.start()
-    if memory_cap:
+    if _load_first(memory_cap):
         from ..jit import load_compiler
 
-        load_compiler()  # before the limit: numba's first load under it spins in OpenBLAS
+        load_compiler()  # before the limit: numba's first load under a tight one spins in OpenBLAS
     try:
         with address_space_cap(memory_cap) as limited:
             try:
