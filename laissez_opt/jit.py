@@ -51,9 +51,9 @@ def use_compiled(edge_rounds: int) -> bool:
     return HAVE_NUMBA and ("numba" in sys.modules or edge_rounds >= COMPILED_FROM)
 
 
-#: Address-space limits under which numba is loaded before the limit is set (:func:`load_compiler`):
-#: its first load maps llvmlite and SciPy's OpenBLAS, which reserves buffers for up to 64 threads
-#: (about 2 GiB of address space); under a larger limit the load succeeds inside it.
+#: Address-space caps under which numba is loaded before the cap is set (:func:`load_compiler`): its
+#: first load maps llvmlite and SciPy's OpenBLAS (built for up to 64 threads).  Measured on a 2-core
+#: machine: 100 MiB over the process's size made the load fail or spin, a 3,000 MiB address space held it.
 LOAD_BEFORE_CAPS_BELOW = 4 * 2**30
 
 
