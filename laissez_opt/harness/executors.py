@@ -544,10 +544,6 @@ def _dask_call(fn: Callable, task, memory_cap: int | None = None, time_cap: floa
         timer = threading.Timer(time_cap, _kill_this_process)
         timer.daemon = True
         timer.start()
-    if _load_first(memory_cap):
-        from ..jit import load_compiler
-
-        load_compiler()  # before the limit: numba's first load under a tight one spins in OpenBLAS
     try:
         with address_space_cap(memory_cap) as limited:
             try:
