@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import laissez_opt as lo
-from laissez_opt.exact.drf import build_drf, resource_arrays, task_shares
+from laissez_opt.exact.drf import build_drf, max_placed_tasks, resource_arrays, task_shares
 from laissez_opt.instance import Agent, Edge, Instance, Pool
 from laissez_opt.io import dumps_instance, instance_from_dict
 
@@ -71,6 +71,26 @@ def test_task_without_capacity_is_excluded():
     assert math.isinf(task_shares(inst)[1])
 
 
+def test_max_placed_tasks_counts_each_task_under_one_kind():
+    pools = [Pool("p", count=4, resources={"cpu": 7}), Pool("q", count=1, resources={"cpu": 0})]
+    agents = [Agent("A", task={"accelerator": 2, "cpu": 1}), Agent("B", task={"cpu": 3}), Agent("C")]
+    edges = [Edge("A", "p", 1.0), Edge("B", "p", 1.0), Edge("C", "q", 1.0)]
+    # p: floor(4 / 2) accelerator tasks + floor(7 / 1) cpu tasks; q: one task of C's single accelerator.
+    assert max_placed_tasks(Instance(pools, agents, edges)) == 2 + 7 + 1
+    assert max_placed_tasks(Instance(pools, agents, edges, rounds=3)) == 3 * 10
+
+
+def test_integral_drf_with_more_jobs_than_devices_proves_its_minimum():
+    """32 gavel jobs, 18 GPUs: 14 jobs get nothing in every allocation, so the smallest share is 0,
+    proven without a solve (bound 0, gap 0) whatever the time limit leaves of the higher levels."""
+    inst = lo.generate("gavel", 32, 3, seed=0)
+    assert max_placed_tasks(inst) == 18
+    r = lo.solve(inst, "drf", time_limit=2)
+    assert r.details["steps_settled_at_zero"] == 14
+    assert r.objective == 0.0 and r.bound == 0.0 and r.gap == 0.0
+    assert r.verified
+
+
 # ------------------------------------------------------------------ hypothesis: references
 KINDS = ("accelerator", "cpu", "memory")
 
@@ -115,6 +135,8 @@ def test_integral_drf_agrees_with_enumeration(inst, basis):
         got = sorted(v for a, v in r.details["leximin"].items() if a in part)
         assert len(got) == len(best) and all(abs(x - y) <= 1e-6 * max(1, abs(y)) for x, y in zip(got, best)), (solver, got, best)
         assert set(r.details["excluded"]) == {a.id for a in inst.agents} - part
+    # The task bound that settles the first ordered outcomes at 0 never cuts off a served agent.
+    assert sum(1 for v in best if v > 1e-9) <= max_placed_tasks(inst)
 
 
 @settings(max_examples=200, deadline=None)

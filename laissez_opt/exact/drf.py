@@ -76,7 +76,7 @@ from .leximin import (
 )
 from .maxmin import leximin_result
 
-__all__ = ["CAPACITY_BASES", "resource_arrays", "task_shares", "build_drf", "solve_drf"]
+__all__ = ["CAPACITY_BASES", "resource_arrays", "task_shares", "max_placed_tasks", "build_drf", "solve_drf"]
 
 CAPACITY_BASES = ("compatible", "cluster")
 
@@ -122,6 +122,39 @@ def task_shares(instance: Instance, capacity_basis: str = "compatible") -> np.nd
         ratio = np.where(D > 0, D / np.where(C > 0, C, 1.0), 0.0)
         ratio = np.where((D > 0) & (C <= 0), np.inf, ratio)
     return ratio.max(axis=1, initial=0.0)
+
+
+def max_placed_tasks(instance: Instance) -> float:
+    """An upper bound on the whole tasks placed at once, over every pool and round.
+
+    Every task needs some kind ``rho`` (the instance checks refuse an empty
+    task), so counting each task under one kind it needs, pool ``c`` holds in a
+    round at most
+
+    .. math::
+
+        T_c = \\sum_{\\rho} \\Big\\lfloor R_{c,\\rho} / \\min_{i \\sim c,\\ D_{i,\\rho} > 0} D_{i,\\rho} \\Big\\rfloor
+
+    tasks (``i ~ c``: agents with an edge to ``c``; a kind no such agent needs adds
+    nothing), and ``R sum_c T_c`` bounds the tasks of all rounds.  In integral mode a
+    served agent places at least one task, so at most that many agents have a
+    positive share and the first ``n - R sum_c T_c`` ordered outcomes are 0.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance(pools=[lo.Pool("P", count=2)], agents=[lo.Agent(a) for a in "ABC"],
+    ...                    edges=[lo.Edge(a, "P", 1.0) for a in "ABC"])
+    >>> max_placed_tasks(inst)
+    2.0
+    """
+    _, D, R = resource_arrays(instance)
+    if instance.n_edges == 0 or D.shape[1] == 0:
+        return 0.0
+    smallest = np.full(R.shape, np.inf)
+    need = D[instance.edge_agent]
+    np.minimum.at(smallest, instance.edge_pool, np.where(need > 0, need, np.inf))
+    with np.errstate(invalid="ignore"):
+        fits = np.where(np.isfinite(smallest), np.floor(R / np.where(np.isfinite(smallest), smallest, 1.0)), 0.0)
+    return float(fits.sum()) * instance.rounds
 
 
 def build_drf(
@@ -237,8 +270,10 @@ def solve_drf(
     start = time.perf_counter()
     model, plan = build_drf(instance, fractional=fractional, capacity_basis=capacity_basis)
     declare_s = time.perf_counter() - start
+    # Whole tasks: at most the tasks that fit at once can serve distinct agents (max_placed_tasks).
+    served = None if fractional else max_placed_tasks(instance)
     outcome = solve_leximin(
-        model, plan, solver=solver, via=via, time_limit=time_limit, freeze=freeze,
+        model, plan, max_served=served, solver=solver, via=via, time_limit=time_limit, freeze=freeze,
         threads=threads, mip_gap=mip_gap, backend=backend, verbose=verbose,
     )
     params = {"time_limit": time_limit, "fractional": fractional, "via": via, "capacity_basis": capacity_basis}
