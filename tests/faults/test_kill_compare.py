@@ -8,7 +8,9 @@ import signal
 
 import pytest
 
-from .conftest import assert_group_gone, assert_store_sound, outcome_rows, run, start, wait_for, worker_pids
+from .conftest import (
+    assert_group_gone, assert_store_sound, fault_env, outcome_rows, run, start, wait_for, worker_pids,
+)
 
 
 @pytest.mark.parametrize("seed", [11, 13, 2])  # after 7 and 4 finished runs, and during start-up
@@ -36,9 +38,16 @@ def test_sigkill_of_the_parent_at_a_random_moment(tmp_path, seed, reference_run)
 def test_terminated_or_interrupted_compare_cleans_up(tmp_path, how, code, said, reference_run):
     args, reference = reference_run.args, reference_run.rows
     out = tmp_path / "out"
-    proc = start(args + ["-o", out], tmp_path)
-    wait_for(lambda: (out / "runs").is_dir() and len(list((out / "runs").glob("*.json"))) >= 3, what="three runs")
-    assert worker_pids(proc.pid)
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    # A stalled run keeps the comparison busy until the signal comes: counting finished runs alone
+    # left it about 2 s of work after the third, which a loaded machine could let it finish first.
+    methods = args.index("--methods") + 1
+    stalling = args[:methods] + [args[methods] + ",fault_stall"] + args[methods + 1:]
+    proc = start(stalling + ["-o", out], tmp_path, fault_env(markers))
+    wait_for(lambda: (out / "runs").is_dir() and len(list((out / "runs").glob("*.json"))) >= 3
+             and any(not p.name.endswith(".tmp") for p in markers.glob("fault_stall.*")), what="three runs and a stall")
+    assert proc.poll() is None and worker_pids(proc.pid)
     if how == signal.SIGINT:
         os.killpg(proc.pid, how)  # a Ctrl-C on a terminal reaches the whole foreground group
     else:
@@ -49,6 +58,6 @@ def test_terminated_or_interrupted_compare_cleans_up(tmp_path, how, code, said, 
     assert "Traceback" not in stderr
     assert_group_gone(proc.pid)
     assert_store_sound(out / "runs", finished=True)  # claims dropped and no temporary file, even now
-    resumed = run(args + ["-o", out], tmp_path)
+    resumed = run(args + ["-o", out], tmp_path)  # without the stalling method: the runs stored are reused
     assert resumed.returncode == 0, resumed.stderr
     assert outcome_rows(out / "results.csv") == reference
