@@ -386,6 +386,27 @@ def test_tiny_utilities_are_not_rounded_away():
         assert certify(inst, result).proven
 
 
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_mip_bound_of_a_scaled_objective_is_in_the_model_units(sense):
+    """HiGHS 1.13 reports a MIP's dual bound in the units of ``user_objective_scale`` (found by the
+    migration_free horizon test: cost 0.25 / 60 per device-round, bound 2^7 times the optimum, gap 127)."""
+    import numpy as np
+
+    from laissez_opt.modeling import LinearModel
+    from laissez_opt.modeling.highs_route import objective_scale, solve_highs
+
+    m = LinearModel("scaled", sense=sense)
+    x = m.add_variables("x", 3, upper=1.0, integer=True)
+    m.add_constraints("pick", rows=np.zeros(3, dtype=np.int64), cols=x.columns(np.arange(3)), coefs=np.array([2.0, 3.0, 4.0]),
+                      lower=3.5 if sense == "min" else -np.inf, upper=np.inf if sense == "min" else 6.5, n_rows=1)
+    m.set_objective(x, np.array([1e-3, 2e-3, 2.5e-3]))
+    assert objective_scale(m.objective) > 0 and not m.integrality_is_free()
+    solution = solve_highs(m)
+    assert solution.status == "optimal"
+    assert solution.bound == pytest.approx(solution.objective, rel=1e-7)
+    assert solution.objective == pytest.approx(2.5e-3 if sense == "min" else 3.5e-3)
+
+
 def test_subnormal_utilities_solve():
     """A subnormal utility (2.2e-311, found by hypothesis) asked for a scale 2^1032, which is not a
     finite double; the scale is capped and the solve still finds the optimum."""

@@ -73,8 +73,10 @@ def objective_scale(objective: np.ndarray, offset: float = 0.0) -> int:
     HiGHS's optimality tolerances are absolute (reduced costs of ``1e-7``), so an
     objective of tiny coefficients (utilities of ``1e-8``) would be declared optimal
     at zero.  HiGHS applies the scale ``2^s`` itself (option ``user_objective_scale``)
-    and reports the objective, bound and duals unscaled; a power of two changes no
-    digit of them.
+    and reports the objective and duals unscaled; a power of two changes no
+    digit of them.  HiGHS 1.13 leaves a MIP's dual bound in the scaled units
+    (its log says so: the unscaling note names the objective only), so
+    :func:`mip_bound` scales it back.
 
     >>> objective_scale(np.array([1.1920929e-08, 0.0])), objective_scale(np.array([0.5, 3.0]))
     (26, 0)
@@ -89,6 +91,37 @@ def objective_scale(objective: np.ndarray, offset: float = 0.0) -> int:
     # Capped so that 2^s stays a finite double: subnormal coefficients (below 2^-1022) are scaled
     # only as far as that allows.
     return min(int(-np.floor(np.log2(largest))) - 1, MAX_OBJECTIVE_SCALE)
+
+
+def mip_bound(reported: float, objective: float, sense: str, scale: int) -> float:
+    """The MIP dual bound in the model's units, from HiGHS's ``mip_dual_bound`` under ``user_objective_scale = scale``.
+
+    HiGHS 1.13 unscales the objective of the solution but not the dual bound.  A
+    dual bound lies on one side of every feasible objective (``<=`` when
+    minimising, ``>=`` when maximising), so of the value as reported and the value
+    divided by ``2^scale`` the one on the right side of ``objective`` is taken,
+    the divided one when both are (on 1.13 it is the bound; were a later HiGHS
+    to unscale the bound itself, both candidates are valid bounds and the divided
+    one may only be weaker).  Neither on the right side is a solver failure.
+
+    >>> mip_bound(0.5333333333333333, 0.004166666666666667, "min", 7)   # 0.5333 = 2^7 x 0.0041667
+    0.004166666666666667
+    >>> mip_bound(2.0, 3.0, "min", 0), mip_bound(3.5, 3.0, "max", 0)
+    (2.0, 3.5)
+    """
+    if not scale or not np.isfinite(reported):
+        return reported
+    unscaled = reported / 2.0 ** scale
+    slack = 1e-9 * max(1.0, abs(objective))
+
+    def right_side(bound: float) -> bool:
+        return bound <= objective + slack if sense == "min" else bound >= objective - slack
+
+    for bound in (unscaled, reported):
+        if right_side(bound):
+            return bound
+    raise SolverError(f"HiGHS reported a MIP dual bound of {reported!r} (objective scale 2^{scale}) on the wrong "
+                      f"side of its own objective {objective!r}")
 
 
 def _pass_model(h, model: LinearModel, integral: bool) -> None:
@@ -238,7 +271,7 @@ def solve_highs(
             values = rounded
             objective = model.objective_value(values)
             route = "highspy-lp (totally unimodular: LP vertex is integral)"
-        bound = float(info.mip_dual_bound) if integral else objective
+        bound = mip_bound(float(info.mip_dual_bound), objective, model.sense, scale) if integral else objective
         gap = float(info.mip_gap) if integral else 0.0
         solution = Solution("optimal", values, objective, bound, gap, "highs", route, build_s, solve_s, text)
         if duals and not integral:
@@ -249,7 +282,7 @@ def solve_highs(
             raise NoSolutionError(f"HiGHS stopped ({text}) before finding a feasible solution")
         values = np.asarray(h.getSolution().col_value)
         objective = float(info.objective_function_value)
-        bound = float(info.mip_dual_bound) if integral else None
+        bound = mip_bound(float(info.mip_dual_bound), objective, model.sense, scale) if integral else None
         if bound is None or not np.isfinite(bound):
             # The solver proved nothing (an LP stopped early): report the bound the
             # column bounds prove, so the gap stays honest rather than absent.
