@@ -313,9 +313,16 @@ def test_integer_data_goes_to_cp_sat_and_scaled_decimals_too():
     inst = _two_pools(migration_cost=0.5)
     assert lo.solve(inst, "migration", solver="ortools").route == "ortools-cp-sat"
     model, _ = build_migration(inst)
-    assert set(model.variables) == {"x", "z", "y", "m", "f", "q"} and model.variables["q"].size == 0
+    assert set(model.variables) == {"x", "z", "y", "m", "f", "q", "p"}
+    assert model.variables["q"].size == 0 and model.variables["p"].size == 0  # p: migration_free only
     complete = model.constraints["complete"]
     assert complete.coefs.tolist() == [round(v) for v in complete.coefs.tolist()]  # 0.5 scaled by 10
+    # migration_free's per-pool completion rows share the complete row's integers, so CP-SAT takes it too.
+    pinned, _ = build_migration(inst, allow_migration=False)
+    assert pinned.variables["p"].size == inst.n_edges and pinned.constraints["pin_work"].size == inst.n_edges
+    pin_work = pinned.constraints["pin_work"]
+    assert pin_work.coefs.tolist() == [round(v) for v in pin_work.coefs.tolist()]
+    assert lo.solve(inst, "migration_free", solver="ortools").route == "ortools-cp-sat"
     floor = build_migration(inst, floor_rows=True)[0].constraints["floor"]
     assert floor.size == 1 and floor.coefs.tolist() == [round(v) for v in floor.coefs.tolist()]
 

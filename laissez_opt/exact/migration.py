@@ -519,9 +519,11 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
                     state: WindowState | None = None, tight: bool = True, floor_rows: bool = False, **_ignored):
     """Declare the time-expanded model; returns ``(model, allocation columns)``.
 
-    Blocks: variables ``x z y m f q``; constraints ``capacity demand gang one_pool
+    Blocks: variables ``x z y m f q p``; constraints ``capacity demand gang one_pool
     state_run state_keep state_move state_one mig_lower mig_run mig_started
-    mig_same complete monotone stop floor resume credit`` (see ``models/migration.md``).
+    mig_same complete monotone stop floor resume credit pin_run pin_keep pin_one
+    pin_work`` (see ``models/migration.md``; ``p`` and the ``pin_*`` rows are empty
+    unless ``allow_migration`` is false, :func:`_add_pinning`).
     The bounds ``f_{i,r} = 0`` for ``r < earliest_i`` come from
     :func:`job_floors`, and so do the rows ``floor`` (per job under ``cost``:
     its money ``>= cheapest_i``) when ``floor_rows`` (off by default: they
@@ -731,6 +733,8 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
         upper=0.0, n_rows=credited.size,
         description="q_i <= sum_{c,r} u[i,c,r] s_i z[i,c,r] - mu_i sum_r m[i,r]  (rolling window)",
     )
+    _add_pinning(model, instance, z, y, f, started, initial,
+                 (row_progress, row_theta) if state is None and not allow_migration else None, not allow_migration)
     weights = instance.weights
     if objective == "work":
         coefs = np.zeros(n * R)
@@ -746,6 +750,49 @@ def build_migration(instance: Instance, *, objective: str = "cost", allow_migrat
             bonus[(np.arange(n) * R + last)[credited]] = -np.asarray(state.bonus, dtype=float)[credited]
             model.set_objective(f, bonus)
     return model, columns
+
+
+def _add_pinning(model: LinearModel, instance: Instance, z, y, f, started: np.ndarray, initial: np.ndarray,
+                 completion: tuple[np.ndarray, np.ndarray] | None, pinned: bool) -> None:
+    """Without migration a job runs on one pool for good: ``p_{i,c}`` picks it (blocks empty when ``pinned`` is false).
+
+    Rows ``pin_run`` (``z_{i,c,r} <= p_{i,c}``), ``pin_keep`` (``y_{i,c,r} <= p_{i,c}``)
+    and ``pin_one`` (``sum_c p_{i,c} <= 1``) hold for every schedule without a move
+    (the pool of a job's runs and checkpoints never changes), and so does
+    ``pin_work`` (``sum_r u_{i,c,r} s_i z_{i,c,r} >= theta_i (p_{i,c} + f_{i,D_i} - 1)``:
+    a job that completes does all its work on its pool; stored in the scale of the
+    job's ``complete`` row).  They cut off no ``migration_free`` schedule, only LP
+    points that spread a job over several pools in different rounds, which
+    ``mig_lower`` with ``m = 0`` forbids between consecutive rounds alone.  A job
+    resuming from a checkpoint (a rolling window) is pinned to that pool; its
+    ``pin_work`` row is left out there (``completion`` is None), the window's
+    credit accounting its work instead.
+    """
+    E, R = (instance.n_edges, instance.rounds) if pinned else (0, instance.rounds)
+    ea, ep = instance.edge_agent[:E], instance.edge_pool[:E]
+    upper = np.where(started[ea] & (ep != initial[ea]), 0.0, 1.0)
+    p = model.add_variables("p", E, upper=upper, integer=True, description="1 if job i runs on pool c (no migration)")
+    e_r = np.arange(E * R)
+    e_of = np.repeat(np.arange(E), R)
+    for name, block, what in (("pin_run", z, "z"), ("pin_keep", y, "y")):
+        model.add_constraints(name, rows=np.concatenate([e_r, e_r]), cols=np.concatenate([block.start + e_r, p.start + e_of]),
+                              coefs=np.concatenate([np.ones(E * R), -np.ones(E * R)]), upper=0.0, n_rows=E * R,
+                              description=f"{what}[i,c,r] <= p[i,c]")
+    model.add_constraints("pin_one", rows=ea, cols=p.start + np.arange(E), coefs=np.ones(E), upper=1.0,
+                          n_rows=instance.n_agents if pinned else 0, description="sum_c p[i,c] <= 1")
+    work_rows = E if completion is not None else 0
+    progress, theta = completion if completion is not None else (np.zeros(0), np.zeros(0))
+    theta_e = theta[ea[:work_rows]]
+    last = instance.last_rounds
+    model.add_constraints(
+        "pin_work",
+        rows=np.concatenate([e_of[:work_rows * R], np.arange(work_rows), np.arange(work_rows)]),
+        cols=np.concatenate([z.start + e_r[:work_rows * R], p.start + np.arange(work_rows),
+                             f.start + ea[:work_rows] * R + last[ea[:work_rows]]]),
+        coefs=np.concatenate([progress[:work_rows * R], -theta_e, -theta_e]),
+        lower=-theta_e, n_rows=work_rows,
+        description="sum_r u[i,c,r] s_i z[i,c,r] >= theta_i (p[i,c] + f[i,D_i] - 1)",
+    )
 
 
 def replay(instance: Instance, chosen: np.ndarray, *, tol: float = COMPLETION_TOL) -> tuple[np.ndarray, list[dict]]:
@@ -785,7 +832,7 @@ def schedule_columns(model: LinearModel, instance: Instance, kept: np.ndarray, s
 
     ``z_{i,c,r} = 1`` where the job runs, ``x = s_i z``, ``y`` the pool it last
     ran on, ``m`` its migration rounds, ``f_{i,r} = 1`` from its completion round
-    on.  The vector is checked against every bound and row of ``model`` (within
+    on, and (``migration_free``) ``p_{i,c} = 1`` on the pool it ran on.  The vector is checked against every bound and row of ``model`` (within
     ``1e-6``) before it is returned, so a start that the model would reject
     (a baseline moving a job under ``migration_free``, a job ending with negative
     progress under ``work``) is refused rather than passed on.
@@ -815,6 +862,9 @@ def schedule_columns(model: LinearModel, instance: Instance, kept: np.ndarray, s
     values[model.variables["y"].slice] = state.reshape(-1)
     values[model.variables["m"].slice] = moves.reshape(-1)
     values[model.variables["f"].slice] = done.reshape(-1)
+    pin = model.variables.get("p")
+    if pin is not None and pin.size == E:  # migration_free: the pool of the job's runs and checkpoint
+        values[pin.slice] = (state.max(axis=1, initial=0.0) > 0).astype(float)
     return values if model.max_violation(values) <= 1e-6 else None
 
 

@@ -3,6 +3,10 @@
 The model of :mod:`laissez_opt.exact.migration` with every ``m_{i,r}`` fixed
 to 0 by its bounds: a job may pause and resume, but only on the pool it first
 ran on (``mig_lower`` then reads ``z_{i,c,r} + sum_{c' != c} y_{i,c',r-1} <= 1``).
+The model adds the job's one pool ``p_{i,c}`` with ``z, y <= p``, ``sum_c p <= 1``
+and the completion row per pool (``pin_*`` in ``models/migration.md``): valid for
+every schedule without a move, and a much tighter LP relaxation (8 jobs over 20
+rounds: proven in about 2 s instead of a 1.6% gap at a 30 s limit).
 Every schedule it allows is a ``migration`` schedule without moves, so its
 optimum is never better than ``migration``'s; the difference is the value of
 migration.  Unlike ``fcfs_static`` it chooses pools and start rounds with
