@@ -16,7 +16,7 @@ from laissez_opt.instance import Agent, Edge, Instance, Pool
 from brute_force import best_min_cost
 from conftest import small_instances
 
-SOLVERS = ["highs", "ortools"]
+SOLVERS = ["auto", "highs", "ortools"]  # auto: min-cost flow when every size is 1 and one row per pool
 
 
 def placements(result) -> dict[str, set[str]]:

@@ -12,6 +12,7 @@ from laissez_opt.errors import InputError, SolverUnavailableError
 from laissez_opt.exact.welfare import build_welfare
 from laissez_opt.instance import Agent, Edge, Instance, Pool
 from laissez_opt.modeling import LinearModel, solve_model
+from laissez_opt.modeling.highs_route import solve_highs
 from laissez_opt.modeling.pyomo_route import write_model
 
 INF = float("inf")
@@ -56,6 +57,38 @@ def test_transportation_lost_with_a_nonzero_lower_bound():
     model, _ = _welfare_model()
     model.variables["x"].lower[0] = 1.0
     assert model.transportation() is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 3), st.sampled_from(["min", "max"]), st.data())
+def test_left_nodes_that_must_ship_on_the_flow_route(n_left, n_right, sense, data):
+    """Rows ``lower <= sum <= capacity`` on the first block (an agent that must be placed) keep the
+    transportation structure: OR-Tools min-cost flow then equals HiGHS's MIP, infeasible cases included."""
+    arcs = [(i, j) for i in range(n_left) for j in range(n_right) if data.draw(st.booleans())]
+    if not arcs:
+        return
+    left, right = (np.array(v, dtype=np.int64) for v in zip(*arcs))
+    m = LinearModel("must_ship", sense=sense)
+    x = m.add_variables("x", len(arcs), upper=np.array(data.draw(st.lists(st.sampled_from([1.0, 2.0, np.inf]),
+                                                                           min_size=len(arcs), max_size=len(arcs)))),
+                        integer=True)
+    upper = np.array(data.draw(st.lists(st.integers(0, 3), min_size=n_left, max_size=n_left)), dtype=float)
+    lower = np.array([data.draw(st.integers(0, int(u))) for u in upper], dtype=float)
+    m.add_constraints("placed", rows=left, cols=x.columns(np.arange(len(arcs))), coefs=np.ones(len(arcs)),
+                      lower=lower, upper=upper, n_rows=n_left)
+    m.add_constraints("capacity", rows=right, cols=x.columns(np.arange(len(arcs))), coefs=np.ones(len(arcs)),
+                      upper=np.array(data.draw(st.lists(st.integers(0, 3), min_size=n_right, max_size=n_right)), float),
+                      n_rows=n_right)
+    m.set_objective(x, np.array(data.draw(st.lists(st.integers(-3, 3), min_size=len(arcs), max_size=len(arcs))), float))
+    t = m.detect_transportation()
+    assert t is not None and m.integrality_is_free()
+    assert (t.left_lower is not None) == bool(np.any(lower > 0))
+    flow = solve_model(m, solver="ortools", backend="min_cost_flow")
+    mip = solve_highs(m, relax_integrality=False)
+    assert flow.status == mip.status, (flow.status, mip.status)
+    if flow.status == "optimal":
+        assert flow.objective == pytest.approx(mip.objective, abs=1e-9)
+        assert m.max_violation(flow.values) <= 1e-9
 
 
 def test_integrality_not_free_with_fractional_capacity():

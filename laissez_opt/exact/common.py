@@ -21,13 +21,14 @@ from ..modeling.linear import LinearModel, VariableBlock
 from ..modeling.solution import Solution
 from ..result import Result, agent_values, allocation_columns, edge_utilities
 
-__all__ = ["AllocationColumns", "add_allocation", "allocation_result", "allocation_size", "capacity_prices"]
+__all__ = ["AllocationColumns", "add_allocation", "allocation_result", "allocation_size", "capacity_prices", "EDGE_ROUND_BYTES",
+           "RECORD_BYTES"]
 
 #: Bytes held per edge-round outside the model: utilities, bounds, the amount array,
 #: the verifier's copies and metrics (float64 each).
-_EDGE_ROUND_BYTES = 8 * 8
+EDGE_ROUND_BYTES = 8 * 8
 #: Bytes per allocation record (a dict of four entries) in a result.
-_RECORD_BYTES = 450
+RECORD_BYTES = 450
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -98,7 +99,7 @@ def allocation_size(instance: Instance, options: dict | None = None, *, extra_va
         variables=edge_rounds + extra_variables,
         constraints=rows + extra_constraints,
         nonzeros=2 * edge_rounds + extra_nonzeros,
-        dense_bytes=edge_rounds * _EDGE_ROUND_BYTES + records * _RECORD_BYTES,
+        dense_bytes=edge_rounds * EDGE_ROUND_BYTES + records * RECORD_BYTES,
         note=note or f"{instance.n_edges} edges x {instance.rounds} rounds",
     )
 

@@ -89,12 +89,14 @@ class Transportation:
     Variable block ``arcs`` holds one variable per arc from a left node
     (``left[k]``) to a right node (``right[k]``); the only constraints are the
     two blocks named ``left_block`` (sum over arcs leaving each left node
-    ``<= left_capacity``) and ``right_block`` (sum over arcs entering each right
-    node ``<= right_capacity``), all with coefficient 1.  The constraint matrix
-    is the incidence matrix of a bipartite graph, hence totally unimodular: with
-    integer capacities and bounds every vertex of the LP is integral, and the
-    model is a min-cost flow.  :meth:`LinearModel.transportation` returns the
-    structure only while the model still has exactly this shape.
+    ``<= left_capacity``, and ``>= left_lower`` when given: a left node that must
+    ship, such as an agent that must be placed) and ``right_block`` (sum over
+    arcs entering each right node ``<= right_capacity``), all with coefficient 1.
+    The constraint matrix is the incidence matrix of a bipartite graph, hence
+    totally unimodular: with integer capacities, lower bounds and column bounds
+    every vertex of the LP is integral, and the model is a min-cost flow.
+    :meth:`LinearModel.transportation` returns the structure only while the
+    model still has exactly this shape.
     """
 
     arcs: str
@@ -104,6 +106,7 @@ class Transportation:
     right_capacity: np.ndarray
     left_block: str
     right_block: str
+    left_lower: np.ndarray | None = None  # None: every left node may ship nothing
 
 
 def _filled(value, size: int) -> np.ndarray:
@@ -276,10 +279,12 @@ class LinearModel:
         The model qualifies when it has exactly one variable block, every lower
         bound 0, and exactly two constraint blocks, each with coefficients 1,
         each column at most once, and rows of the form ``sum <= capacity``
-        (lower bounds ``<= 0``, vacuous for non-negative columns; capacities
-        ``>= 0``).  The first block becomes the left nodes, the second the
-        right nodes; columns a block leaves out go to one extra node of
-        infinite capacity on that side.  A model declared with
+        (capacities ``>= 0``; lower bounds ``<= 0``, vacuous for non-negative
+        columns, except that the first block's rows may also demand
+        ``sum >= lower`` with ``0 <= lower <= capacity``: ``Transportation.left_lower``).
+        The first block becomes the left nodes, the second the right nodes;
+        columns a block leaves out go to one extra node of infinite capacity
+        (and lower bound 0) on that side.  A model declared with
         :meth:`add_transportation` keeps its structure.
 
         >>> m = LinearModel("t")
@@ -304,28 +309,31 @@ class LinearModel:
         if np.any(arcs.lower != 0):
             return None
         sides = []
-        for block in self.constraints.values():
+        for side, block in enumerate(self.constraints.values()):
             coefs = block.coefs
             one_value = coefs.size and coefs.strides == (0,)  # a broadcast view holds one number
             if coefs.size and not (coefs[0] == 1.0 if one_value else np.all(coefs == 1.0)):
                 return None
-            if np.any(block.lower > 0) or np.any(block.upper < 0):
+            if np.any(block.upper < 0) or np.any(block.lower > block.upper):
+                return None
+            if side == 1 and np.any(block.lower > 0):
                 return None
             local = block.cols - arcs.start
             ascending = local.size < 2 or bool(np.all(local[1:] > local[:-1]))
             if not ascending and np.bincount(local, minlength=arcs.size).max(initial=0) > 1:
                 return None  # a column twice in one block: not an incidence matrix
+            lower = np.maximum(np.broadcast_to(np.asarray(block.lower, float), (block.size,)), 0.0)
             if local.size == arcs.size and ascending:
                 node, capacity = block.rows, block.upper  # every column once, in order
             else:
                 node = np.full(arcs.size, block.size, dtype=np.int64)
                 node[local] = block.rows
-                capacity = np.append(block.upper, np.inf)
-            sides.append((block.name, node, capacity))
-        (left_name, left, left_capacity), (right_name, right, right_capacity) = sides
+                capacity, lower = np.append(block.upper, np.inf), np.append(lower, 0.0)
+            sides.append((block.name, node, capacity, lower))
+        (left_name, left, left_capacity, left_lower), (right_name, right, right_capacity, _) = sides
         self._transportation = Transportation(
             arcs.name, left, right, np.asarray(left_capacity, float), np.asarray(right_capacity, float),
-            left_name, right_name,
+            left_name, right_name, np.asarray(left_lower, float) if np.any(left_lower > 0) else None,
         )
         return self.transportation()
 
@@ -358,7 +366,8 @@ class LinearModel:
         if t is None:
             return False
         block = self.variables[t.arcs]
-        return all(_integral_or_unbounded(caps) for caps in (t.left_capacity, t.right_capacity, block.upper))
+        lower = t.left_lower if t.left_lower is not None else np.zeros(0)
+        return all(_integral_or_unbounded(caps) for caps in (t.left_capacity, t.right_capacity, block.upper, lower))
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Column lower bounds, upper bounds and integrality flags."""

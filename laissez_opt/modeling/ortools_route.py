@@ -81,24 +81,29 @@ def _solve_min_cost_flow(model: LinearModel, time_limit, t0) -> Solution:
     )
     if not math.isfinite(total):
         total = float(np.sum(np.minimum(arc_cap, 2**40)))
-    big = int(min(total, 2**50))
+    lower = np.zeros(left_cap.size) if t.left_lower is None else t.left_lower
+    big = int(min(max(total, float(lower.sum())), 2**50))
     left_cap = np.where(np.isfinite(left_cap), left_cap, big).astype(np.int64)
     right_cap = np.where(np.isfinite(right_cap), right_cap, big).astype(np.int64)
     arc_cap = np.where(np.isfinite(arc_cap), np.minimum(arc_cap, big), big).astype(np.int64)
+    must = np.round(lower).astype(np.int64)
     scale, err = _integer_scale(costs, total)
     int_costs = np.round(costs * scale).astype(np.int64)
-    # Arcs that cannot improve the objective never carry flow in some optimum; drop them.
-    useful = int_costs < 0
+    # Arcs that cannot improve the objective never carry flow in some optimum; drop them, except
+    # the arcs of a left node that must ship (a lower bound: it may have to use a costly arc).
+    useful = (int_costs < 0) | (must[t.left] > 0)
     n_left, n_right = left_cap.size, right_cap.size
     source, sink = n_left + n_right, n_left + n_right + 1
     flow = min_cost_flow.SimpleMinCostFlow()
     tails = np.concatenate([np.full(n_left, source), t.left[useful], n_left + np.arange(n_right), [source]])
     heads = np.concatenate([np.arange(n_left), n_left + t.right[useful], np.full(n_right, sink), [sink]])
-    caps = np.concatenate([left_cap, arc_cap[useful], right_cap, [big]])
+    # A left node's lower bound l is its own supply; the source tops it up to its capacity u (arc u - l).
+    caps = np.concatenate([left_cap - must, arc_cap[useful], right_cap, [big]])
     unit = np.concatenate([np.zeros(n_left, np.int64), int_costs[useful], np.zeros(n_right + 1, np.int64)])
     flow.add_arcs_with_capacity_and_unit_cost(tails, heads, caps, unit)
     supplies = np.zeros(n_left + n_right + 2, dtype=np.int64)
-    supplies[source], supplies[sink] = big, -big
+    supplies[:n_left] = must
+    supplies[source], supplies[sink] = big - int(must.sum()), -big
     flow.set_nodes_supplies(np.arange(supplies.size), supplies)
     build_s = time.perf_counter() - t0
     t1 = time.perf_counter()
