@@ -334,8 +334,10 @@ def _models() -> list[Model]:
               ("hand-highspy", "ortools-mcf"), (64, 128, 256)),
         Model("vcg", "vcg", {}, "agents, neocloud family, agents/10 pools", neocloud, 128, 1 << 16, "exact",
               ("hand-highspy", "ortools-mcf"), (32, 64, 128)),
-        Model("fair_welfare", "fair_welfare", {}, "agents, uniform family, 100 pools", uniform, 256, 1 << 18, "exact",
-              ("hand-highspy",), (64, 128, 256), note="default: sharing incentive"),
+        # Sharing incentive in time shares: with whole devices, more agents than devices make it infeasible.
+        Model("fair_welfare", "fair_welfare", {"sharing": 1.0, "fractional": True},
+              "agents, uniform family, 100 pools, sharing=1 (sharing incentive), time shares", uniform, 256, 1 << 18,
+              "exact", ("hand-highspy",), (64, 128, 256)),
         Model("min_cost", "min_cost", {}, "agents, neocloud family, agents/10 pools, 1 in 4 required",
               neocloud_required, 256, 1 << 18, "exact", ("placement-mcf",), (32, 64, 128)),
         Model("maxmin_frac", "maxmin", {"fractional": True}, "jobs, gavel family, 3 types", gavel, 1024, 1 << 22,

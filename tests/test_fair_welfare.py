@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 import laissez_opt as lo
 from laissez_opt.exact.fair_welfare import build_fair_welfare
 from laissez_opt.modeling import solve_model
+from laissez_opt.shares import equal_share_utilities
 
 from brute_force import all_allocations
 from conftest import INSTANCES, run_cli, short_decimals, small_instances
@@ -169,3 +170,31 @@ def test_certify_rejects_an_allocation_that_breaks_a_fairness_row():
     result.allocation = lo.solve(inst, "welfare").allocation
     report = lo.certify(inst, result)
     assert not report.proven and report.failure.startswith('row floor["'), report.failure
+
+
+def test_a_stopped_time_sharing_run_returns_the_equal_share_with_the_welfare_ceiling():
+    """A limit that leaves the solver nothing: the equal-share allocation (each agent exactly U_i^ex,
+    weighted envy 0) is the incumbent, verified, and the welfare ceiling bounds it."""
+    from laissez_opt.analysis.verify import verify
+    from laissez_opt.exact.fair_welfare import solve_fair_welfare, welfare_ceiling
+
+    inst = lo.generate("uniform", 300, 12, seed=4)
+    whole = lo.solve(inst, "fair_welfare", sharing=1.0, envy=0.0, fractional=True)
+    # Outside lo.solve the limit goes to HiGHS alone (lo.solve's limit would stop the build first).
+    stopped = solve_fair_welfare(inst, sharing=1.0, envy=0.0, fractional=True, time_limit=1e-9)
+    assert stopped.status == "time_limit" and "heuristic start" in stopped.route
+    assert not verify(inst, stopped).violations
+    assert stopped.bound == pytest.approx(welfare_ceiling(inst)) and stopped.bound >= whole.objective
+    assert stopped.objective <= whole.objective + 1e-9
+    assert stopped.gap == pytest.approx((stopped.bound - stopped.objective) / stopped.objective)
+    share = equal_share_utilities(inst)
+    assert [stopped.utilities[a.id] for a in inst.agents] == pytest.approx(share.tolist())
+
+
+def test_equal_share_start_is_refused_where_a_demand_cuts_it():
+    from laissez_opt.exact.fair_welfare import equal_share_start
+
+    inst = lo.Instance([lo.Pool("P", count=4)], [lo.Agent("A", demand=1), lo.Agent("B")],
+                       [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 1.0)])
+    model, columns, _ = build_fair_welfare(inst, fractional=True, sharing=1.0)
+    assert equal_share_start(inst, model, columns) is None  # A's equal share is 2 devices, its demand 1

@@ -58,11 +58,12 @@ from ..errors import InputError, NoSolutionError
 from ..instance import Instance
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel, solve_model
+from ..modeling.solution import relative_gap
 from ..result import Result
 from ..shares import equal_share_utilities
 from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
 
-__all__ = ["FAMILIES", "build_fair_welfare", "solve_fair_welfare", "fair_welfare_size"]
+__all__ = ["FAMILIES", "build_fair_welfare", "solve_fair_welfare", "fair_welfare_size", "equal_share_start", "welfare_ceiling"]
 
 #: The fairness constraint families, in declaration order.
 FAMILIES = ("sharing", "envy", "floor")
@@ -235,6 +236,49 @@ def _conflict(model: LinearModel, labels: dict[str, list[str]], options: dict) -
     return [labels[name][k] for name, k in sorted(found, key=lambda r: (FAMILIES.index(r[0]), r[1]))]
 
 
+def equal_share_start(instance: Instance, model: LinearModel, columns: AllocationColumns) -> np.ndarray | None:
+    """The equal-share allocation ``x_{i,c,r} = k_c w_i / sum_j w_j`` as a start, if ``model`` admits it; else None.
+
+    It gives every agent exactly ``U_i^ex`` and weighted envy 0, so it meets
+    ``sharing <= 1``, any ``envy >= 0`` and ``floor <= 1`` (equal-share normaliser)
+    whenever no demand, window or column bound cuts it, which is checked against
+    every row and bound of the model (a time-sharing start: fractional mode only).
+    Then a run stopped by its time limit still returns a fair allocation.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A"), lo.Agent("B", weight=3.0)],
+    ...                    [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 2.0)])
+    >>> model, columns, _ = build_fair_welfare(inst, fractional=True, sharing=1.0, envy=0.0)
+    >>> equal_share_start(inst, model, columns).tolist()
+    [0.5, 1.5]
+    """
+    values = np.zeros(model.n_cols)
+    share = instance.weights / instance.weights.sum()
+    values[columns.block.slice] = instance.counts[columns.pool] * share[columns.agent]
+    # Relative to the largest row activity: the sums reproduce U_i^ex up to rounding.
+    scale = max(1.0, float(np.max(np.abs(equal_share_utilities(instance)), initial=0.0)))
+    return values if model.max_violation(values) <= 1e-9 * scale else None
+
+
+def welfare_ceiling(instance: Instance) -> float:
+    """``sum_{c,r} k_c max_i w_i u_{i,c,r}``: every device to the agent that values it most, demands ignored.
+
+    An upper bound on weighted welfare over every allocation, so on
+    ``fair_welfare`` under any fairness rows (the Lagrangian bound of the
+    capacity rows at prices ``p_{c,r} = max_i w_i u_{i,c,r}``).  One pass over the edges.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=2)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 2.0)])
+    >>> welfare_ceiling(inst)
+    4.0
+    """
+    best = np.zeros((instance.n_pools, instance.rounds))
+    value = instance.weights[instance.edge_agent][:, None] * instance.edge_utility
+    np.maximum.at(best, instance.edge_pool, value)
+    return float(np.sum(best * instance.counts[:, None]))
+
+
 def fair_welfare_size(instance: Instance, options: dict):
     """Size: the allocation plus ``n`` rows per chosen utility family and ``n (n - 1)`` envy rows.
 
@@ -285,7 +329,13 @@ def solve_fair_welfare(
                                                 floor=floor, normalizer=normalizer)
     options = dict(solver=solver, via=via, time_limit=time_limit, threads=threads, mip_gap=mip_gap,
                    verbose=verbose, backend=backend)
-    solution = solve_model(model, **options)
+    start = (lambda: equal_share_start(instance, model, columns)) if fractional else None
+    solution = solve_model(model, **options, start=start)
+    if solution.status in ("time_limit", "feasible") and solution.values is not None:
+        # Stopped early: the welfare ceiling (no fairness rows at all) may bound tighter than the solver did.
+        ceiling = welfare_ceiling(instance)
+        if solution.bound is None or ceiling < solution.bound:
+            solution.bound, solution.gap = ceiling, relative_gap(solution.objective, ceiling)
     params = {"time_limit": time_limit, "fractional": fractional, "via": via, "sharing": sharing, "envy": envy,
               "floor": floor, "normalizer": normalizer}
     details = {"constraints": {"sharing": sharing, "envy": envy, "floor": floor, "normalizer": normalizer},
