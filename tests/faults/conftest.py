@@ -194,7 +194,10 @@ def reference_run(tmp_path_factory):
     """A comparison of many short runs and the outcome rows of an uninterrupted run of it.
 
     Twenty-four runs: eight small instances (two worked examples, six generated) times
-    ``welfare``, ``greedy`` and ``mtf`` with enough episodes to take a moment.
+    ``welfare``, ``greedy`` and ``mtf`` with enough episodes to take a moment: with 10,000
+    episodes the comparison had about 2 s of work left after its third finished run, too
+    little for a kill point on a loaded machine; 30,000 leave several seconds after the
+    twelfth.
     """
     import laissez_opt as lo
 
@@ -204,7 +207,7 @@ def reference_run(tmp_path_factory):
         path = base / f"uniform-{seed}.json"
         lo.save_instance(lo.generate("uniform", 5, 3, seed=seed), path)
         files.append(path)
-    args = ["compare", *files, "--methods", "welfare,greedy,mtf", "-p", "mtf.episodes=10000",
+    args = ["compare", *files, "--methods", "welfare,greedy,mtf", "-p", "mtf.episodes=30000",
             "--workers", "2", "--no-plots"]
     done = run(args + ["-o", base / "out"], base)
     assert done.returncode == 0, done.stderr
@@ -224,7 +227,8 @@ class Reference:
         runs (up to half of them), or, for none, a random moment of its start-up.  Returns that number.
 
         Counting finished runs rather than seconds keeps the point inside the comparison
-        however loaded the machine is.
+        on a loaded machine, as long as the runs left take longer than the test takes to
+        notice the count (seconds here); a test that must be certain stalls a run instead.
         """
         finished = rng.randint(0, RUNS // 2)
         if finished == 0:
