@@ -15,6 +15,10 @@ that does not see ``mu_i``:
 Only edges with positive utility this round are offered.  Exact ties, and
 near-ties within ``1e-7`` of the largest score, go to the pool the job last
 ran on; the rest are the solver's (deterministic for a given instance).
+With every ``s_i = 1`` a round is a b-matching, so it is solved by the
+fastest exact route for that structure (``solver="auto"``: a min-cost flow
+when the scores scale exactly to integers, else HiGHS's LP, whose optimal
+vertex is integral) instead of a MIP.
 The jobs then pay the migration losses the moves incur, exactly as in the
 ``migration`` model; the objective is evaluated the same way, and with
 ``completion`` or ``cost`` a job unfinished by its deadline makes the result
@@ -90,7 +94,10 @@ def _round_assignment(sim: Simulation, r: int) -> dict[int, int]:
     model.add_constraints("capacity", rows=pool, cols=v.columns(np.arange(len(options))), coefs=sizes,
                           upper=inst.counts.astype(float), n_rows=inst.n_pools)
     model.set_objective(v, score)
-    solution = solve_model(model, solver="highs", mip_gap=0.0, threads=1)
+    # With every size 1 the round is a b-matching: its LP has an integral optimal vertex, and the
+    # fastest exact route (a min-cost flow, or HiGHS's LP) replaces the MIP.
+    model.detect_transportation()
+    solution = solve_model(model, solver="auto", mip_gap=0.0, threads=1)
     picked = np.round(solution.values) > 0.5
     return {int(i): int(e) for i, e, keep in zip(job, edge, picked) if keep}
 
