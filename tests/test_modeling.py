@@ -91,6 +91,19 @@ def test_left_nodes_that_must_ship_on_the_flow_route(n_left, n_right, sense, dat
         assert m.max_violation(flow.values) <= 1e-9
 
 
+def test_a_transportation_lp_with_fractional_capacities_goes_to_glop():
+    """The OR-Tools route sent every transportation LP to min-cost flow, which then refused
+    fractional capacities ("min-cost flow needs integer capacities") instead of solving the LP."""
+    m = LinearModel("t", sense="max")
+    x = m.add_variables("x", 2, upper=np.inf)
+    m.add_transportation(x, left=np.array([0, 1]), right=np.array([0, 0]), left_capacity=np.array([1.0, 1.0]),
+                         right_capacity=np.array([1.5]), left_block="demand", right_block="capacity")
+    m.set_objective(x, np.array([2.0, 1.0]))
+    solution = solve_model(m, solver="ortools")
+    assert solution.status == "optimal" and solution.objective == pytest.approx(2.5)
+    assert "glop" in solution.route.lower()
+
+
 def test_integrality_not_free_with_fractional_capacity():
     m = LinearModel("t")
     x = m.add_variables("x", 2, upper=[1.0, 1.0], integer=True)

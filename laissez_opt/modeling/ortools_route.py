@@ -407,8 +407,8 @@ def solve_ortools(
     """
     t0 = time.perf_counter()
     if backend is None:
-        if model.transportation() is not None and (not model.is_integer or model.integrality_is_free()):
-            backend = "min_cost_flow"
+        if model.transportation() is not None and model.integrality_is_free():
+            backend = "min_cost_flow"  # an LP with fractional capacities goes to GLOP below
         elif not model.is_integer or model.integrality_is_free():
             backend = "glop"
         elif _cp_sat_eligible(model):
