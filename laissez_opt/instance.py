@@ -521,6 +521,11 @@ class Instance:
         )
 
     @cached_property
+    def edge_bid_given(self) -> np.ndarray:
+        """Whether each edge states a bid (where not, :attr:`edge_bid` holds its round-0 utility)."""
+        return np.fromiter((e.bid is not None for e in self.edges), dtype=bool, count=self.n_edges)
+
+    @cached_property
     def edge_cost(self) -> np.ndarray:
         """Money to run the whole job on the edge's pool; NaN where the file gives none."""
         return np.array(

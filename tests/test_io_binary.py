@@ -380,3 +380,32 @@ def test_certify_and_frontier_give_the_same_answers_on_both_forms(tmp_path):
         curve = {k: v for k, v in report["frontier"].items() if k != "seconds"}
         outputs[path.suffix] = (certificate["exact"], certificate["lps"], curve, report["max_level"])
     assert outputs[".npz"] == outputs[".json"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(bids=st.lists(st.one_of(st.none(), st.floats(0.0, 5.0)), min_size=1, max_size=6), rounds=st.integers(1, 3))
+def test_bid_views_agree_with_the_records_on_every_reading_path(bids, rounds, tmp_path_factory):
+    """``edge_bid`` / ``edge_bid_given`` as the records define them, whether the instance came from
+    records, a JSON file, a binary file or columns (vcg and the verifier read the views, not the records)."""
+    from laissez_opt.io.columns import instance_from_columns
+
+    edges = [Edge(f"a{k}", "P", tuple(float(k + r) for r in range(rounds)) if rounds > 1 else float(k), bid=b)
+             for k, b in enumerate(bids)]
+    inst = Instance([Pool("P", count=2)], [Agent(f"a{k}") for k in range(len(bids))], edges, rounds=rounds)
+    expected_given = np.array([b is not None for b in bids])
+    expected_bid = np.array([b if b is not None else e.utility_in(0) for b, e in zip(bids, edges)])
+    folder = tmp_path_factory.mktemp("bids")
+    save_instance(inst, folder / "i.json")
+    save_instance(inst, folder / "i.npz")
+    for loaded in (inst, load_instance(folder / "i.json"), load_instance(folder / "i.npz")):
+        assert loaded.edge_bid_given.tolist() == expected_given.tolist()
+        assert loaded.edge_bid.tolist() == pytest.approx(expected_bid.tolist())
+    if all(b is None for b in bids) or all(b is not None for b in bids):
+        every = None if bids[0] is None else np.array(bids, dtype=float)
+        utility = np.array([e.utility if rounds > 1 else (e.utility,) for e in edges], dtype=float)
+        columns = instance_from_columns([Pool("P", count=2)], [f"a{k}" for k in range(len(bids))],
+                                        np.arange(len(bids)), np.zeros(len(bids), dtype=np.int64),
+                                        utility if rounds > 1 else utility[:, 0], bid=every, rounds=rounds)
+        assert columns.edge_bid_given.tolist() == expected_given.tolist()
+        assert columns.edge_bid.tolist() == pytest.approx(expected_bid.tolist())
+        assert [e.bid for e in columns.edges] == bids  # and the records agree with the views

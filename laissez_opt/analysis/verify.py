@@ -599,11 +599,9 @@ def _verify_columns(instance: Instance, result: Result, tol: float) -> Verificat
         _agrees(result.objective, objective, tol)
     if method == "vcg":
         h = instance.round_hours
-        named, inverse = np.unique(edge, return_inverse=True)
-        bids = [instance.edges[e].bid for e in named.tolist()]
-        has_bid = np.array([b is not None for b in bids], dtype=bool)
-        bid = np.array([0.0 if b is None else b for b in bids], dtype=np.float64)
-        worth = np.where(has_bid[inverse], bid[inverse] * h, edge_utility[edge, rnd])
+        # The instance's bid columns (not its records: building millions of them cost more than the check).
+        has_bid = instance.edge_bid_given[edge]
+        worth = np.where(has_bid, instance.edge_bid[edge] * h, edge_utility[edge, rnd])
         value = np.bincount(agent, weights=worth * amount, minlength=n)
         sold = np.bincount(pool, weights=amount, minlength=m)
         unsold = instance.base_prices * h * (counts * rounds - sold)

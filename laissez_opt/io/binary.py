@@ -577,6 +577,13 @@ def _edges(archive: _Archive, n: int, rounds: int, ids: list, pools: tuple, view
             extra.append(None)
     pool_ids = [p.id for p in pools]
     views.update(edge_agent=agent, edge_pool=pool, pool_index={p: c for c, p in enumerate(pool_ids)})
+    # Bids as views (the round-0 utility where none is given), as Instance.edge_bid and edge_bid_given read them.
+    if extra[0] is None:
+        views.update(edge_bid=np.array(utility, dtype=np.float64), edge_bid_given=np.zeros(e_count, dtype=bool))
+    else:
+        values, given = extra[0]
+        given = np.asarray(given, dtype=bool)
+        views.update(edge_bid=np.where(given, values, utility).astype(np.float64), edge_bid_given=given)
     if table is not None:
         views["edge_utility"] = table
     return _EdgeRecords(ids, pool_ids, agent, pool, utility, rows, per_round, *extra)

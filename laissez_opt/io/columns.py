@@ -654,8 +654,12 @@ def instance_from_columns(
         views["edge_utility"] = utility
     elif rounds == 1:
         views["edge_utility"] = utility[:, None].copy()
+    # Bids as views too, so that no consumer (vcg, the verifier) builds every record to read them.
+    views["edge_bid_given"] = np.full(n_edges, bid is not None)
     if bid is not None:
         views["edge_bid"] = np.asarray(bid, dtype=np.float64)
+    else:
+        views["edge_bid"] = np.array(utility[:, 0] if utility.ndim == 2 else utility, dtype=np.float64)
     if cost is not None:
         views["edge_cost"] = np.asarray(cost, dtype=np.float64)
     inst.__dict__.update(views)

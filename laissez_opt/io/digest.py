@@ -135,8 +135,8 @@ def instance_digest(instance: Instance) -> str:
 
 
 #: Array views a columnar copy carries (the rest, such as the dense ``utility`` or the graph, are rebuilt on use).
-_CARRIED_VIEWS = ("agent_index", "pool_index", "edge_agent", "edge_pool", "edge_utility", "edge_bid", "edge_cost",
-                  "weights", "demands", "counts", "base_prices", "last_rounds")
+_CARRIED_VIEWS = ("agent_index", "pool_index", "edge_agent", "edge_pool", "edge_utility", "edge_bid", "edge_bid_given",
+                  "edge_cost", "weights", "demands", "counts", "base_prices", "last_rounds")
 
 
 def columnar_copy(instance: Instance) -> Instance:
