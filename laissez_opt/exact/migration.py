@@ -768,29 +768,29 @@ def _add_pinning(model: LinearModel, instance: Instance, z, y, f, started: np.nd
     ``pin_work`` row is left out there (``completion`` is None), the window's
     credit accounting its work instead.
     """
-    E, R = (instance.n_edges, instance.rounds) if pinned else (0, instance.rounds)
+    E, R = (instance.n_edges if pinned else 0), instance.rounds
     ea, ep = instance.edge_agent[:E], instance.edge_pool[:E]
-    upper = np.where(started[ea] & (ep != initial[ea]), 0.0, 1.0)
-    p = model.add_variables("p", E, upper=upper, integer=True, description="1 if job i runs on pool c (no migration)")
+    p = model.add_variables("p", E, upper=np.where(started[ea] & (ep != initial[ea]), 0.0, 1.0), integer=True,
+                            description="1 if job i runs on pool c (no migration)")
     e_r = np.arange(E * R)
-    e_of = np.repeat(np.arange(E), R)
+    e_of = e_r // R
     for name, block, what in (("pin_run", z, "z"), ("pin_keep", y, "y")):
         model.add_constraints(name, rows=np.concatenate([e_r, e_r]), cols=np.concatenate([block.start + e_r, p.start + e_of]),
                               coefs=np.concatenate([np.ones(E * R), -np.ones(E * R)]), upper=0.0, n_rows=E * R,
                               description=f"{what}[i,c,r] <= p[i,c]")
     model.add_constraints("pin_one", rows=ea, cols=p.start + np.arange(E), coefs=np.ones(E), upper=1.0,
                           n_rows=instance.n_agents if pinned else 0, description="sum_c p[i,c] <= 1")
-    work_rows = E if completion is not None else 0
+    # pin_work rows: one per edge when the completion rows are given, none otherwise.
     progress, theta = completion if completion is not None else (np.zeros(0), np.zeros(0))
-    theta_e = theta[ea[:work_rows]]
-    last = instance.last_rounds
+    W = E if completion is not None else 0
+    w_r, w_agent = e_r[:W * R], ea[:W]
+    theta_e = theta[w_agent]
     model.add_constraints(
         "pin_work",
-        rows=np.concatenate([e_of[:work_rows * R], np.arange(work_rows), np.arange(work_rows)]),
-        cols=np.concatenate([z.start + e_r[:work_rows * R], p.start + np.arange(work_rows),
-                             f.start + ea[:work_rows] * R + last[ea[:work_rows]]]),
-        coefs=np.concatenate([progress[:work_rows * R], -theta_e, -theta_e]),
-        lower=-theta_e, n_rows=work_rows,
+        rows=np.concatenate([w_r // R, np.arange(W), np.arange(W)]),
+        cols=np.concatenate([z.start + w_r, p.start + np.arange(W), f.start + w_agent * R + instance.last_rounds[w_agent]]),
+        coefs=np.concatenate([progress[:W * R], -theta_e, -theta_e]),
+        lower=-theta_e, n_rows=W,
         description="sum_r u[i,c,r] s_i z[i,c,r] >= theta_i (p[i,c] + f[i,D_i] - 1)",
     )
 

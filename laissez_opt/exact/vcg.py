@@ -134,6 +134,12 @@ def vcg_reserves(instance: Instance) -> np.ndarray:
     return instance.base_prices * instance.round_hours
 
 
+def _surplus(instance: Instance, values: np.ndarray | None = None, reserves: np.ndarray | None = None) -> np.ndarray:
+    """``v_{i,c,r} - beta_c`` per edge and round (negative where the reserve is not met)."""
+    reserves = vcg_reserves(instance) if reserves is None else reserves
+    return (vcg_values(instance) if values is None else values) - reserves[instance.edge_pool][:, None]
+
+
 def build_vcg(
     instance: Instance, *, fractional: bool = False, values: np.ndarray | None = None
 ) -> tuple[LinearModel, AllocationColumns]:
@@ -156,7 +162,7 @@ def build_vcg(
     (True, [0.0], 0.5)
     """
     reserves = vcg_reserves(instance)
-    surplus = (vcg_values(instance) if values is None else values) - reserves[instance.edge_pool][:, None]
+    surplus = _surplus(instance, values, reserves)
     reserve_total = float(instance.rounds * np.dot(reserves, instance.counts.astype(float)))
     m = Model(instance, name="vcg", integral=not fractional)
     m.bound(m.x, upper=np.where(surplus.reshape(-1) > 0, np.inf, 0.0))
@@ -194,7 +200,8 @@ def vcg_size(instance: Instance, options: dict):
     solver, via = options.get("solver", "auto"), options.get("via", "direct")
     flow = via == "direct" and solver == "ortools"
     if via == "direct" and solver == "auto":
-        surplus = np.maximum(vcg_values(instance) - vcg_reserves(instance)[instance.edge_pool][:, None], 0.0)
+        # The objective build_vcg declares; the route takes the flow when it scales exactly (pick_route).
+        surplus = np.maximum(_surplus(instance), 0.0)
         flow = _integer_scale(surplus.ravel(), float(instance.counts.sum()) * instance.rounds)[1] == 0.0
     if flow:
         return SizeEstimate(variables=edge_rounds, constraints=(float(instance.n_agents) + float(instance.n_pools))
@@ -894,7 +901,7 @@ METHOD = Method(
         Option("pivots", "choice", "auto", "how W*_{-i} is found: exchange paths with re-solve fallback (auto) or one re-solve per winner",
                choices=("auto", "resolve")),
     ),
-    estimate=lambda instance, options: vcg_size(instance, options),
+    estimate=vcg_size,
     build=_export_model,
     exported="the welfare-maximising allocation on bids with reserves, W(x); each Clarke pivot W*_{-i} is the same "
              "model with agent i's columns fixed to 0",
