@@ -55,7 +55,8 @@ Writes ``scaling_models.json``, ``scaling_models.md`` and ``scaling_models.png``
 (default ``benchmarks/results``), each atomically.  ``--merge`` keeps the models of an
 existing JSON report that this run does not repeat (to run the sweep model by model);
 with ``--resume`` as well, a model whose sweep stopped on its ``--budget`` goes on from
-the size it stopped at, its earlier points kept.
+the size it stopped at, its earlier points kept; with ``--from-wall``, a named model is
+re-measured from its wall size on whatever stopped it (after a change that moves the wall).
 """
 
 from __future__ import annotations
@@ -546,8 +547,9 @@ def fit_exponent(sizes, seconds, floor_s: float = FLOOR_S) -> tuple[float | None
 def sweep(model: Model, limit: float, sizes, budget: float, log, prior: dict | None = None) -> dict:
     """Double the size until the wall; per size ``lo.solve`` and the references, each in a child.
 
-    ``prior``: the model's row of an earlier run that stopped on its budget; its points are
-    kept, the sweep goes on from its wall size, and a reference it dropped stays dropped.
+    ``prior``: the model's row of an earlier run (stopped on its budget, or re-measured from
+    its wall); its finished points are kept, the sweep goes on from its wall size, and a
+    reference it dropped stays dropped.
     """
     timeout = 2 * limit + 120
     points, wall, dropped = [], None, {}
@@ -558,6 +560,8 @@ def sweep(model: Model, limit: float, sizes, budget: float, log, prior: dict | N
             for ref, r in p.get("references", {}).items():
                 if ref not in dropped and (r.get("state") != "ran" or r.get("seconds", 0) > limit):
                     dropped[ref] = r.get("cause") if r.get("state") == "skipped" else f"over the limit from {p['size']:,}"
+    if prior is not None and not sizes:
+        return prior  # it had reached the sweep's largest size: nothing left to run
     spent = time.perf_counter()
     for n in sizes:
         if time.perf_counter() - spent > budget:
@@ -786,6 +790,9 @@ def main(argv=None) -> int:
     parser.add_argument("--budget", type=float, default=900.0, help="seconds of sweep per model before stopping")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     parser.add_argument("--merge", action="store_true", help="keep the other models of an existing report")
+    parser.add_argument("--from-wall", action="store_true",
+                        help="with --merge: re-run each named model from its wall size on (after a change that "
+                             "moves the wall), its finished points kept")
     parser.add_argument("--resume", action="store_true",
                         help="with --merge: a model whose sweep stopped on its budget goes on from there")
     parser.add_argument("--combine", default="", help="comma-separated JSON reports: merge their models, write, run nothing")
@@ -795,6 +802,8 @@ def main(argv=None) -> int:
         parser.error("--limit and --budget must be positive")
     if args.resume and not args.merge:
         parser.error("--resume needs --merge")
+    if args.from_wall and not args.merge:
+        parser.error("--from-wall needs --merge")
     if args.point:
         key, n, which = args.point
         if key not in MODELS or (which != "solve" and which not in REFERENCES):
@@ -825,9 +834,12 @@ def main(argv=None) -> int:
     for key in keys:
         model = MODELS[key]
         sizes = list(model.quick) if args.quick else doubling(model.start, model.cap)
-        prior = report["models"].get(key) if args.resume else None
+        prior = report["models"].get(key) if args.resume or args.from_wall else None
         own = min(overrides.get(key, limit), limit) if args.quick else overrides.get(key, limit)
-        if prior is not None and (prior["wall"].get("state") != "budget" or prior.get("limit_s") != own):
+        if prior is not None and args.from_wall and prior.get("limit_s") != own:
+            parser.error(f"--from-wall: {key} was measured with a {prior.get('limit_s')} s limit, not {own}")
+        if prior is not None and not args.from_wall and (prior["wall"].get("state") != "budget"
+                                                         or prior.get("limit_s") != own):
             print(f"{key}: kept as it is (its sweep did not stop on its budget at this limit)")
             continue
         report["models"][key] = sweep(model, own, sizes, args.budget, print, prior)

@@ -253,3 +253,20 @@ def test_r4_welfare_places_b_on_a10_and_a_on_trainium(r4, solver, via):
     ]
     assert result.objective == pytest.approx(3.333333 + 4.347826, rel=1e-12)
     assert result.utilities == pytest.approx({"A": 3.333333, "B": 4.347826})
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(small_instances(min_edges=1), st.sampled_from(["auto", "highs", "ortools"]),
+       st.booleans())
+def test_size_estimate_follows_the_route_the_solve_takes(inst, solver, fractional):
+    """The estimate tells the min-cost-flow route before building, as the solve then picks it."""
+    from laissez_opt.exact.common import takes_flow_route
+    from laissez_opt.exact.welfare import welfare_size
+
+    options = {"solver": solver, "fractional": fractional}
+    costs = lambda: inst.weights[inst.edge_agent][:, None] * inst.edge_utility  # noqa: E731
+    told = takes_flow_route(inst, options, costs)
+    result = lo.solve(inst, "welfare", compress="off", **options)
+    assert told == ("min-cost-flow" in result.route), (result.route, told)
+    note = welfare_size(inst, options).note
+    assert ("min-cost flow" in note) == told

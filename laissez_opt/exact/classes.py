@@ -394,8 +394,11 @@ def agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) -> AgentC
     n = instance.n_agents
     agent, pool = instance.edge_agent, instance.edge_pool
     util = instance.edge_utility
-    order = np.lexsort((pool, agent))
-    a_sorted, p_sorted, u_sorted = agent[order], pool[order], util[order]
+    if _sorted_by_agent_then_pool(agent, pool):
+        a_sorted, p_sorted, u_sorted = agent, pool, util  # as readers and generators lay them out: no sort
+    else:
+        order = np.lexsort((pool, agent))
+        a_sorted, p_sorted, u_sorted = agent[order], pool[order], util[order]
     degree = np.bincount(agent, minlength=n)
     start = np.concatenate([[0], np.cumsum(degree)[:-1]])
     # Edge hashes: the pool and every round's utility; summed per agent (edges are a set: pools are distinct).
@@ -432,6 +435,14 @@ def agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) -> AgentC
     rank = np.empty(n, dtype=np.int64)
     rank[by_class] = np.arange(n) - offsets[label[by_class]]
     return AgentClasses(label, reps, size, rank)
+
+
+def _sorted_by_agent_then_pool(agent: np.ndarray, pool: np.ndarray) -> bool:
+    """Whether the edges are already in ``(agent, pool)`` order (one vectorised pass instead of a sort)."""
+    if agent.size < 2:
+        return True
+    later_agent = agent[1:] > agent[:-1]
+    return bool(np.all(later_agent | ((agent[1:] == agent[:-1]) & (pool[1:] > pool[:-1]))))
 
 
 def _scalar_columns(instance: Instance, keys: Sequence[np.ndarray]) -> np.ndarray:

@@ -83,13 +83,14 @@ import numpy as np
 from ..declare import Model, capacity, demand, value
 from ..errors import InputError, NoSolutionError
 from ..instance import Instance
-from ..limits import SizeEstimate, remaining
+from ..limits import remaining
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel
 from ..modeling.linear import Transportation
 from ..modeling.solve import Solution, pick_route, solve_model
 from ..result import Result
-from .common import AllocationColumns, allocation_result, allocation_size, capacity_prices
+from .common import (AllocationColumns, allocation_result, allocation_size, capacity_prices, flow_route_size,
+                     takes_flow_route)
 
 __all__ = ["vcg_values", "vcg_reserves", "vcg_size", "build_vcg", "allocation_structure", "ExchangeGraph", "solve_vcg",
            "vcg_prices"]
@@ -176,9 +177,6 @@ def build_vcg(
 #: Bytes per edge-round beyond :func:`allocation_size` that the HiGHS route holds (its LP copy, the
 #: basis and the exchange graph): 845 bytes per edge were measured on it at 4,096 neocloud agents.
 HIGHS_EXTRA_BYTES = 300
-#: Bytes per edge-round on the min-cost-flow route (the model's arcs, the flow's arrays and the
-#: exchange graph): 229 were measured at 4,096 and 210 at 8,192 neocloud agents.
-FLOW_BYTES = 64
 
 
 def vcg_size(instance: Instance, options: dict):
@@ -194,20 +192,11 @@ def vcg_size(instance: Instance, options: dict):
     >>> vcg_size(inst, {}).bytes() < vcg_size(inst, {"solver": "highs"}).bytes()
     True
     """
-    from ..modeling.ortools_route import _integer_scale
-
-    edge_rounds = float(instance.n_edges) * float(instance.rounds)
-    solver, via = options.get("solver", "auto"), options.get("via", "direct")
-    flow = via == "direct" and solver == "ortools"
-    if via == "direct" and solver == "auto":
-        # The objective build_vcg declares; the route takes the flow when it scales exactly (pick_route).
-        surplus = np.maximum(_surplus(instance), 0.0)
-        flow = _integer_scale(surplus.ravel(), float(instance.counts.sum()) * instance.rounds)[1] == 0.0
-    if flow:
-        return SizeEstimate(variables=edge_rounds, constraints=(float(instance.n_agents) + float(instance.n_pools))
-                            * float(instance.rounds), dense_bytes=edge_rounds * FLOW_BYTES,
-                            note="min-cost flow route: the welfare arcs and the exchange graph, re-used by every pivot")
+    if takes_flow_route(instance, options, lambda: np.maximum(_surplus(instance), 0.0)):
+        return flow_route_size(instance, "min-cost flow route: the welfare arcs and the exchange graph, "
+                                         "re-used by every pivot")
     base = allocation_size(instance, note="HiGHS route: one welfare model re-used by every pivot, and the exchange graph")
+    edge_rounds = float(instance.n_edges) * float(instance.rounds)
     return dataclasses.replace(base, dense_bytes=base.dense_bytes + edge_rounds * HIGHS_EXTRA_BYTES)
 
 
