@@ -430,3 +430,38 @@ def test_instance_without_edges(kwargs):
     inst = Instance([Pool("g")], [Agent("a")], [])
     result = lo.solve(inst, "welfare", **kwargs)
     assert result.status == "optimal" and result.objective == 0.0 and result.allocation == []
+
+
+def _integer_scale_by_every_pass(costs, total_flow):
+    """The scale search without the probe: every power of ten checked on every cost."""
+    import math
+
+    biggest = float(np.max(np.abs(costs), initial=0.0))
+    if biggest == 0.0:
+        return 1.0, 0.0
+    limit = 2.0**62 / max(1.0, total_flow) / biggest
+    best = (1.0, math.inf)
+    for k in range(16):
+        scale = 10.0**k
+        if scale > limit:
+            break
+        err = float(np.max(np.abs(np.round(costs * scale) / scale - costs)))
+        best = (scale, err)
+        if err <= 1e-12 * biggest:
+            return scale, 0.0
+    return best
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 6), st.integers(1, 30_000), st.integers(0, 2**32 - 1), st.sampled_from([1.0, 1e3, 1e9, 1e15]),
+       st.booleans())
+def test_cost_scale_probe_agrees_with_checking_every_cost(digits, size, seed, total, odd_one_out):
+    """The probe only skips powers of ten; the scale and its error are those of the full search,
+    also when the one cost that needs more digits lies outside the probe."""
+    from laissez_opt.modeling.ortools_route import _integer_scale
+
+    rng = np.random.default_rng(seed)
+    costs = np.round(rng.uniform(0.0, 100.0, size), digits)
+    if odd_one_out:
+        costs[rng.integers(size)] += 1e-7 * np.pi
+    assert _integer_scale(costs, total) == _integer_scale_by_every_pass(costs, total)
