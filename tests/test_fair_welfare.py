@@ -198,3 +198,27 @@ def test_equal_share_start_is_refused_where_a_demand_cuts_it():
                        [lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 1.0)])
     model, columns, _ = build_fair_welfare(inst, fractional=True, sharing=1.0)
     assert equal_share_start(inst, model, columns) is None  # A's equal share is 2 devices, its demand 1
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_instances(utilities=short_decimals), options)
+def test_the_interior_point_route_of_large_lps_is_proven_exactly(inst, opts):
+    """Above ``INTERIOR_POINT_ROWS`` the LP runs HiGHS's interior point with crossover; forced on
+    small instances here (threshold 0), it certifies exactly and equals the simplex optimum."""
+    from laissez_opt.exact import fair_welfare as module
+
+    simplex = lo.solve(inst, "fair_welfare", fractional=True, explain=False, **opts)
+    original = module.INTERIOR_POINT_ROWS
+    module.INTERIOR_POINT_ROWS = 0
+    try:
+        interior = lo.solve(inst, "fair_welfare", fractional=True, explain=False, **opts)
+    finally:
+        module.INTERIOR_POINT_ROWS = original
+    assert interior.status == simplex.status
+    assert "lp_method" not in simplex.details
+    if interior.status != "optimal":
+        return
+    assert "interior point" in interior.details["lp_method"]
+    assert interior.objective == pytest.approx(simplex.objective, rel=1e-7, abs=1e-9)
+    report = lo.certify(inst, interior)
+    assert report.proven, report.failure

@@ -68,6 +68,11 @@ __all__ = ["FAMILIES", "build_fair_welfare", "solve_fair_welfare", "fair_welfare
 #: The fairness constraint families, in declaration order.
 FAMILIES = ("sharing", "envy", "floor")
 NORMALIZERS = ("equal_share", "raw")
+#: From this many rows an LP (``fractional=True``) runs HiGHS's interior point method with
+#: crossover instead of its simplex default.  Measured on the sharing-incentive LP of the
+#: uniform family (100 pools): 24,707 rows simplex 4.2 s, interior point 5.4 s; 49,314 rows
+#: 19.4 s against 14.8 s; 98,371 rows simplex over 60 s, interior point 32.8 s.
+INTERIOR_POINT_ROWS = 40_000
 
 
 def _agent_terms(instance: Instance, columns: AllocationColumns):
@@ -330,7 +335,8 @@ def solve_fair_welfare(
     options = dict(solver=solver, via=via, time_limit=time_limit, threads=threads, mip_gap=mip_gap,
                    verbose=verbose, backend=backend)
     start = (lambda: equal_share_start(instance, model, columns)) if fractional else None
-    solution = solve_model(model, **options, start=start)
+    tuned = {"solver": "ipm", "run_crossover": "on"} if fractional and model.n_rows >= INTERIOR_POINT_ROWS else None
+    solution = solve_model(model, **options, start=start, highs_options=tuned)
     if solution.status in ("time_limit", "feasible") and solution.values is not None:
         # Stopped early: the welfare ceiling (no fairness rows at all) may bound tighter than the solver did.
         ceiling = welfare_ceiling(instance)
@@ -340,6 +346,8 @@ def solve_fair_welfare(
               "floor": floor, "normalizer": normalizer}
     details = {"constraints": {"sharing": sharing, "envy": envy, "floor": floor, "normalizer": normalizer},
                "rows": {name: len(rows) for name, rows in labels.items()}}
+    if tuned is not None and solver == "highs" and via == "direct":
+        details["lp_method"] = f"interior point with crossover ({model.n_rows:,} rows >= {INTERIOR_POINT_ROWS:,})"
     if solution.status == "infeasible" and explain:
         try:
             conflict = _conflict(model, labels, options)

@@ -90,6 +90,7 @@ def solve_model(
     verbose: bool = False,
     start: np.ndarray | Callable[[], np.ndarray] | None = None,
     duals: bool = False,
+    highs_options: dict | None = None,
 ) -> Solution:
     """Solve a declared model.
 
@@ -115,6 +116,10 @@ def solve_model(
     ``duals=True`` asks an LP route (HiGHS, GLOP, Pyomo's HiGHS plugin) for the
     optimum's duals (:class:`~laissez_opt.modeling.solution.Duals`, with the
     basis on HiGHS); other routes leave ``Solution.duals`` None.
+
+    ``highs_options``: further HiGHS options by name for the HiGHS route (a
+    method's measured tuning, e.g. the interior point method on large LPs); the
+    other routes ignore them.
     """
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"time limit must be > 0 seconds, got {time_limit!r}", path="time_limit")
@@ -125,13 +130,14 @@ def solve_model(
         if start is None:
             raise NoSolutionError(reason)
         return _start_solution(model, _vector(start), solver, via, reason)
-    highs_options, reason = None, None
+    reason = None
     if solver == AUTO:
         if via != "direct":
             solver, reason = "highs", "via pyomo: HiGHS"
         else:
-            solver, picked, highs_options, reason = pick_route(model, duals=duals)
+            solver, picked, route_options, reason = pick_route(model, duals=duals)
             backend = backend or picked
+            highs_options = {**route_options, **(highs_options or {})}
     if model.n_cols == 0:
         return _empty_solution(model, solver, via)
     try:
