@@ -156,7 +156,7 @@ def test_fit_exponent_refuses_times_that_fall_with_size(bench):
     assert slope is not None and basis.startswith("t >=")
 
 
-def test_resume_goes_on_from_a_budget_wall(tmp_path):
+def test_resume_goes_on_from_a_budget_wall_and_from_wall_re_measures(tmp_path):
     # A tiny budget stops welfare after its first quick size; --merge --resume finishes the sweep
     # from there, keeping the first point as it was.
     out = tmp_path / "results"
@@ -176,6 +176,20 @@ def test_resume_goes_on_from_a_budget_wall(tmp_path):
     third = subprocess.run(base + ["--merge", "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert "kept as it is" in third.stdout
     assert json.loads((out / "scaling_models.json").read_text())["models"]["welfare"] == row
+    # --from-wall re-measures from a wall of any kind (here a time limit at 256), keeping the points before it.
+    report = json.loads((out / "scaling_models.json").read_text())
+    walled = report["models"]["welfare"]
+    walled["points"][-1] = {**walled["points"][-1], "state": "wall", "status": "time_limit"}
+    walled["wall"] = {"size": 256, "state": "wall", "cause": "time limit: incumbent returned, gap n/a"}
+    (out / "scaling_models.json").write_text(json.dumps(report))
+    fourth = subprocess.run(base + ["--merge", "--from-wall"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert fourth.returncode == 0, fourth.stderr[-2000:]
+    row4 = json.loads((out / "scaling_models.json").read_text())["models"]["welfare"]
+    assert [p["size"] for p in row4["points"]] == [64, 128, 256] and row4["points"][:2] == row["points"][:2]
+    assert row4["points"][2]["state"] == "finished" and row4["wall"]["state"] == "cap"
+    # A sweep that reached its largest size has nothing to re-measure.
+    fifth = subprocess.run(base + ["--merge", "--from-wall"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert fifth.returncode == 0 and json.loads((out / "scaling_models.json").read_text())["models"]["welfare"] == row4
 
 
 def test_per_model_limits_are_parsed_and_checked(bench):
