@@ -272,6 +272,12 @@ def main(argv=None) -> None:
     names = [name for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
     for name in names:
         signal.signal(getattr(signal, name), _terminate)
+    if hasattr(signal, "SIGUSR1"):
+        import faulthandler
+
+        # `kill -USR1 PID` writes every thread's stack to stderr and the run goes on: what a
+        # command that seems stuck is doing, without a debugger.
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         cli.main(args=argv, prog_name="laissez-opt")
     except KeyboardInterrupt:  # outside a command (parsing, start-up)

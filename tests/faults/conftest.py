@@ -134,14 +134,25 @@ def start(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.Pop
 def run(args: list[str], cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run ``laissez-opt ARGS`` to completion, then check that it left no process behind."""
     proc = start(args, cwd, env)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise
+    out, err = communicate_or_dump(proc, timeout)
     assert_group_gone(proc.pid)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def communicate_or_dump(proc: subprocess.Popen, timeout: float) -> tuple[str, str]:
+    """``proc.communicate(timeout)``; past the timeout, fail with the stacks of every thread of the
+    command (``SIGUSR1``: the command's faulthandler writes them to stderr) and kill its group."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.kill(proc.pid, signal.SIGUSR1)
+            time.sleep(1.0)
+        except ProcessLookupError:
+            pass
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        pytest.fail(f"the command did not end within {timeout} s; its threads then:\n{err[-6000:]}")
 
 
 def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):

@@ -9,7 +9,8 @@ import time
 import laissez_opt as lo
 from laissez_opt.harness import RunStore
 
-from .conftest import INSTANCES, assert_group_gone, assert_store_sound, outcome_rows, run, start, wait_for
+from .conftest import (INSTANCES, assert_group_gone, assert_store_sound, communicate_or_dump, outcome_rows, run, start,
+                       wait_for)
 
 
 def _files(tmp_path, count: int) -> list:
@@ -70,7 +71,7 @@ def test_a_held_claim_is_waited_for_and_a_dead_owners_claim_is_taken_over(tmp_pa
     time.sleep(0.5)
     assert proc.poll() is None, "the comparison did not wait for the run another process holds"
     store.release(claim)  # the other process gave up without a result: the comparison takes the run
-    _, err = proc.communicate(timeout=60)
+    _, err = communicate_or_dump(proc, 60)
     assert proc.returncode == 0, err
     assert_group_gone(proc.pid)
     assert _counts(err) == (len(keys), 0)

@@ -9,7 +9,8 @@ import signal
 import pytest
 
 from .conftest import (
-    assert_group_gone, assert_store_sound, fault_env, outcome_rows, run, start, wait_for, worker_pids,
+    assert_group_gone, assert_store_sound, communicate_or_dump, fault_env, outcome_rows, run, start, wait_for,
+    worker_pids,
 )
 
 
@@ -52,7 +53,7 @@ def test_terminated_or_interrupted_compare_cleans_up(tmp_path, how, code, said, 
         os.killpg(proc.pid, how)  # a Ctrl-C on a terminal reaches the whole foreground group
     else:
         os.kill(proc.pid, how)
-    _, stderr = proc.communicate(timeout=30)
+    _, stderr = communicate_or_dump(proc, 30)
     assert proc.returncode == code, stderr
     assert f"laissez-opt: {said}" in stderr
     assert "Traceback" not in stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import assert_group_gone, run, start, wait_for, worker_pids
+from .conftest import assert_group_gone, communicate_or_dump, run, start, wait_for, worker_pids
 
 #: Three policies x six seeds plus six hindsight bounds: 24 tasks of a fraction of a second each.
 CONFIG = {
@@ -94,7 +94,7 @@ def test_a_killed_worker_fails_only_its_run_and_a_rerun_completes_the_sweep(tmp_
     alive = wait_for(lambda: worker_pids(proc.pid) or proc.poll() is not None, what="a worker process")
     if isinstance(alive, list):
         os.kill(alive[0], signal.SIGKILL)
-    _, stderr = proc.communicate(timeout=120)
+    _, stderr = communicate_or_dump(proc, 120)
     assert_group_gone(proc.pid)
     assert "Traceback" not in stderr
     stored = _assert_store_whole(out / "runs")

@@ -6,10 +6,12 @@ import csv
 import os
 import random
 import signal
+import time
 
 import pytest
 
-from .conftest import (INSTANCES, assert_group_gone, assert_store_sound, fault_env, outcome_rows, run, start,
+from .conftest import (INSTANCES, assert_group_gone, assert_store_sound, communicate_or_dump, fault_env, outcome_rows,
+                       run, start,
                        wait_for, worker_pids)
 
 TABLE1 = INSTANCES / "hotos25-table1.json"
@@ -30,7 +32,7 @@ def test_worker_killed_mid_run_is_an_error_row_and_the_rest_completes(tmp_path, 
     os.kill(victim, signal.SIGKILL)
     wait_for(lambda: len(_started(markers)) >= 2, what="the other fault_stall run to start")
     (markers / "release").touch()
-    stdout, stderr = proc.communicate(timeout=60)
+    stdout, stderr = communicate_or_dump(proc, 60)
     assert proc.returncode == 6, stderr  # the table is written; the failed run is reported
     assert_group_gone(proc.pid)
     assert "1 failed" in stderr
@@ -64,7 +66,7 @@ def test_worker_killed_at_a_random_moment_then_resume_matches_an_uninterrupted_r
     reference_run.wait_for_kill_point(proc, out / "runs", rng)
     alive = wait_for(lambda: worker_pids(proc.pid), what="a worker process")
     os.kill(rng.choice(alive), signal.SIGKILL)
-    stdout, stderr = proc.communicate(timeout=120)
+    stdout, stderr = communicate_or_dump(proc, 120)
     # At most the killed run failed (none if the worker was between runs), and the exit code says which.
     assert "runs computed" in stderr and ("failed" not in stderr or ", 1 failed" in stderr)
     assert proc.returncode == (6 if ", 1 failed" in stderr else 0), stderr
@@ -73,3 +75,20 @@ def test_worker_killed_at_a_random_moment_then_resume_matches_an_uninterrupted_r
     resumed = run(args + ["-o", out], tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert outcome_rows(out / "results.csv") == reference
+
+
+def test_sigusr1_writes_the_stacks_and_the_run_goes_on(tmp_path, markers):
+    """``kill -USR1`` on a command that seems stuck shows what it is doing, and changes nothing else."""
+    out = tmp_path / "out"
+    args = ["compare", TABLE1, "--methods", "greedy,fault_stall", "--workers", "1", "--no-plots", "-o", out]
+    proc = start(args, tmp_path, fault_env(markers))
+    wait_for(lambda: _started(markers), what="a fault_stall run to start")
+    os.kill(proc.pid, signal.SIGUSR1)
+    time.sleep(0.5)
+    (markers / "release").touch()
+    _, stderr = communicate_or_dump(proc, 60)
+    assert proc.returncode == 0, stderr
+    assert "(most recent call first)" in stderr and "run_local_pool" in stderr  # the parent's stack, at its wait
+    assert_group_gone(proc.pid)
+    statuses = {r["method"]: r["status"] for r in _rows(out)}  # welfare too: the reference of the gaps
+    assert statuses["greedy"] == statuses["fault_stall"] == "feasible"
