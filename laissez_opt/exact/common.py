@@ -35,6 +35,10 @@ RECORD_BYTES = 450
 #: welfare 215 B at 65,536 and 187 at 262,144 uniform agents, vcg 229 at 4,096 and 210
 #: at 8,192 neocloud agents (with its exchange graph).
 FLOW_BYTES = 64
+#: The most edge-rounds whose costs :func:`takes_flow_route` reads to tell the route (a transient
+#: 16 bytes each, about 0.5 GiB at this size); beyond it the estimate assumes the HiGHS route,
+#: which needs over 30 GiB there, so the choice changes no refusal on machines of today.
+INSPECT_EDGE_ROUNDS = 2**25
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -116,7 +120,9 @@ def takes_flow_route(instance: Instance, options: dict, costs) -> bool:
     Told from the options and the objective's costs before anything is built, as
     :func:`laissez_opt.modeling.solve.pick_route` and the OR-Tools route decide:
     ``via="direct"``, ``solver`` ``"ortools"``, or ``"auto"`` with ``costs()`` (per
-    edge-round) scaling exactly to 64-bit integers.
+    edge-round) scaling exactly to 64-bit integers.  ``costs()`` is called only up to
+    :data:`INSPECT_EDGE_ROUNDS` edge-rounds: an estimate never allocates what it is there
+    to refuse.
 
     >>> import laissez_opt as lo
     >>> inst = lo.generate("uniform", 50, 5, seed=1)
@@ -131,6 +137,8 @@ def takes_flow_route(instance: Instance, options: dict, costs) -> bool:
         return False
     if solver == "ortools":
         return True  # demands and counts are whole numbers (the contract): the route's flow applies
+    if float(instance.n_edges) * float(instance.rounds) > INSPECT_EDGE_ROUNDS:
+        return False  # too many costs to read before building: size the HiGHS route (the larger estimate)
     demands = instance.demands.astype(float)
     finite = demands[np.isfinite(demands)]
     total = float(instance.counts.sum())

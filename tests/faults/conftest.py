@@ -126,9 +126,19 @@ def fault_env(markers: Path | None = None) -> dict:
 
 
 def start(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.Popen:
-    """Start ``laissez-opt ARGS`` in a new session (its pid is its process group)."""
+    """Start ``laissez-opt ARGS`` in a new session (its pid is its process group).
+
+    ``SIGINT`` is reset to its default in the command: a suite started as a background job of a
+    non-interactive shell ignores it, the command would inherit that, and a Ctrl-C test would
+    then wait for nothing.
+    """
     return subprocess.Popen(CLI + [str(a) for a in args], cwd=cwd, env=env or fault_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_default_sigint)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run(args: list[str], cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
