@@ -102,11 +102,18 @@ def test_resumes_after_being_killed(tmp_path):
     proc.wait()
     done = len(list(store.glob("*.json")))
     assert 2 <= done < 24
-    assert not list(store.glob(".*.tmp")), "a killed run left a half-written file"
+    from laissez_opt.io.jsonfile import _anonymous_works
+
+    if _anonymous_works(store, store / ".probe.tmp"):
+        # Records are written as unnamed inodes and named once finished: nothing half-written has a name.
+        assert not list(store.glob(".*.tmp")), "a killed run left a half-written file"
+    # Elsewhere (no O_TMPFILE, or a sandbox that cannot link one) a kill during a write may leave its
+    # named temporary file; the next write of that record removes it, as the resumed run shows.
     rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
     assert f"{24 - done} runs computed, {done} reused" in rerun.stderr
     assert (out / "results.csv").read_text().count("\n") == 25
+    assert not list(store.glob(".*.tmp")), "a half-written record outlived the resumed run"
 
 
 def test_local_pool_and_dask_give_the_same_rows(tmp_path):

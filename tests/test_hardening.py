@@ -373,3 +373,21 @@ def test_lone_surrogates_are_rejected_everywhere(tmp_path):
         assert_clean_error(run, 2, "lone surrogate")
     with pytest.raises(InputError, match="lone surrogate"):
         lo.Instance([lo.Pool("P\ud800")], [lo.Agent("A")], [])
+
+
+def test_a_new_file_is_named_once_finished_without_a_temporary_name(tmp_path, monkeypatch):
+    """Where ``O_TMPFILE`` works, a new target is the finished inode linked to its name (no rename, so
+    no instant at which a temporary name exists); an existing target is replaced by a rename."""
+    from laissez_opt.io import jsonfile
+
+    if not (hasattr(os, "O_TMPFILE") and jsonfile._anonymous_works(tmp_path, tmp_path / ".probe.tmp")):
+        pytest.skip("no O_TMPFILE on this file system")
+    renames = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda a, b: (renames.append((a, b)), real_replace(a, b))[1])
+    target = tmp_path / "new.json"
+    jsonfile.write_atomic(target, "first\n")
+    assert target.read_text() == "first\n" and renames == []
+    jsonfile.write_atomic(target, "second\n")
+    assert target.read_text() == "second\n" and len(renames) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.json"]

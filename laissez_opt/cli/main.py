@@ -277,7 +277,10 @@ def main(argv=None) -> None:
 
         # `kill -USR1 PID` writes every thread's stack to stderr and the run goes on: what a
         # command that seems stuck is doing, without a debugger.
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
+        try:
+            faulthandler.register(signal.SIGUSR1, all_threads=True)
+        except (AttributeError, ValueError, OSError):  # stderr is no file (the CLI run in a test's process)
+            pass
     try:
         cli.main(args=argv, prog_name="laissez-opt")
     except KeyboardInterrupt:  # outside a command (parsing, start-up)

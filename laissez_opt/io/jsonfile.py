@@ -386,7 +386,13 @@ def _write_anonymous(directory: Path, tmp: Path, target: Path, payload: bytes, m
     fd = _open_anonymous(directory)
     try:
         _fill(fd, payload, mode)
-        os.link(f"/proc/self/fd/{fd}", tmp, follow_symlinks=True)
+        try:
+            # A new target gets the finished inode's name directly: nothing named exists half-written,
+            # not even for the instant between naming a temporary file and renaming it.
+            os.link(f"/proc/self/fd/{fd}", target, follow_symlinks=True)
+            return True
+        except FileExistsError:
+            os.link(f"/proc/self/fd/{fd}", tmp, follow_symlinks=True)  # replacing a file: name, then rename
     finally:
         os.close(fd)
     _rename_or_discard(tmp, target)
