@@ -274,13 +274,13 @@ def main(argv=None) -> None:
         signal.signal(getattr(signal, name), _terminate)
     if hasattr(signal, "SIGUSR1"):
         import faulthandler
+        from contextlib import suppress
 
         # `kill -USR1 PID` writes every thread's stack to stderr and the run goes on: what a
-        # command that seems stuck is doing, without a debugger.
-        try:
+        # command that seems stuck is doing, without a debugger.  Not where stderr is no file
+        # (the CLI run inside a test's process).
+        with suppress(AttributeError, ValueError, OSError):
             faulthandler.register(signal.SIGUSR1, all_threads=True)
-        except (AttributeError, ValueError, OSError):  # stderr is no file (the CLI run in a test's process)
-            pass
     try:
         cli.main(args=argv, prog_name="laissez-opt")
     except KeyboardInterrupt:  # outside a command (parsing, start-up)

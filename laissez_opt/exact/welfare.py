@@ -157,7 +157,7 @@ def welfare_size(instance: Instance, options: dict):
     """Size of a welfare solve on the route it will take.
 
     On the min-cost flow (``solver="auto"`` when the weighted utilities scale
-    exactly to integers and the demands are whole, or ``"ortools"``) a run holds
+    exactly to integers, or ``"ortools"``) a run holds
     about 264 B per edge-round (187 to 215 measured beyond the instance); on
     HiGHS, the LP's columns, rows and non-zeros (:func:`allocation_size`).
 

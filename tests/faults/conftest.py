@@ -8,6 +8,7 @@ comparison's parent is gone, no live process may remain in its process group.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import signal
@@ -155,11 +156,9 @@ def communicate_or_dump(proc: subprocess.Popen, timeout: float) -> tuple[str, st
     try:
         return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
+        with contextlib.suppress(ProcessLookupError):  # it may have ended just now
             os.kill(proc.pid, signal.SIGUSR1)
             time.sleep(1.0)
-        except ProcessLookupError:
-            pass
         os.killpg(proc.pid, signal.SIGKILL)
         _, err = proc.communicate()
         pytest.fail(f"the command did not end within {timeout} s; its threads then:\n{err[-6000:]}")
