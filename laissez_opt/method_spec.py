@@ -44,6 +44,17 @@ def suggest(name: str, known) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def _number(value: float) -> str:
+    """A bound as a user types it: whole numbers in full (``4294967295``, not ``4.29497e+09``).
+
+    >>> _number(2**32 - 1), _number(0.5), _number(1e-9)
+    ('4294967295', '0.5', '1e-09')
+    """
+    if float(value).is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return f"{value:g}"
+
+
 def _kind(value) -> str:
     return type(value).__name__
 
@@ -86,9 +97,9 @@ class Option:
             if self.above is not None:
                 bounds.append(f"> {self.above:g}")
             if self.minimum is not None:
-                bounds.append(f">= {self.minimum:g}")
+                bounds.append(f">= {_number(self.minimum)}")
             if self.maximum is not None:
-                bounds.append(f"<= {self.maximum:g}")
+                bounds.append(f"<= {_number(self.maximum)}")
             if bounds:
                 text += " " + ", ".join(bounds)
         return text + (" | null" if self.nullable else "")
@@ -198,7 +209,7 @@ def partition_options() -> tuple[Option, ...]:
     return (
         Option("partitions", "any", None, "split into K random sub-problems with proportional capacity "
                "(POP) and report the proven gap; null: solve the whole instance",
-               accepts="integer >= 1 | auto | null", types=(int, str), nullable=True),
+               accepts="integer >= 1 | auto", types=(int, str), nullable=True),
         Option("partition_seed", "int", 0, "seed of the random split (partitions)", minimum=0, maximum=2**32 - 1),
         Option("executor", "choice", "inline", "where the parts run (partitions): this process, local "
                "worker processes or a Dask cluster", choices=("inline", "local", "dask")),

@@ -307,8 +307,12 @@ class Result:
                 state["_" + name], state[f"_{name}_later"] = getattr(self, name), None
         return state
 
-    def to_dict(self) -> dict:
-        """The result-file dictionary (contract order first, extensions after)."""
+    def to_dict(self, *, lazy: bool = False) -> dict:
+        """The result-file dictionary (contract order first, extensions after).
+
+        ``lazy`` (for :mod:`laissez_opt.result_json`): the fields as held, not rounded,
+        with an allocation or utilities still held as columns left as ``None``.
+        """
         out = {
             "format": RESULT_FORMAT,
             "version": 1,
@@ -319,8 +323,8 @@ class Result:
             "objective": self.objective,
             "bound": self.bound,
             "gap": self.gap,
-            "allocation": self.allocation,
-            "utilities": self.utilities,
+            "allocation": None if lazy and self.allocation_columns is not None else self.allocation,
+            "utilities": None if lazy and self.utility_values is not None else self.utilities,
             "payments": self.payments,
             "metrics": self.metrics,
             "timing": {k: readable_time(v) for k, v in self.timing.items()},
@@ -332,9 +336,18 @@ class Result:
             "message": self.message,
             "details": self.details,
         }
-        return readable_copy(out)
+        return out if lazy else readable_copy(out)
 
     def to_json(self, *, indent: int | None = 2) -> str:
+        """The result file's text: :meth:`to_dict` as JSON, ``indent`` 2 by default.
+
+        With the default indent the text is written by :func:`laissez_opt.result_json.result_text`
+        (the same characters, with large allocations and per-agent maps made from columns).
+        """
+        if indent == 2:
+            from .result_json import result_text
+
+            return result_text(self)
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False) + "\n"
 
     def to_dataframe(self, what: str = "allocation"):

@@ -331,7 +331,7 @@ def test_methods_command_lists_declared_options():
     record = json.loads(run.stdout)
     names = [o["name"] for o in record["options"]]
     assert names == list(METHODS["mtf"].option_names)
-    assert next(o for o in record["options"] if o["name"] == "tokens")["accepts"] == "integer >= 0, <= 9.0072e+15 | null"
+    assert next(o for o in record["options"] if o["name"] == "tokens")["accepts"] == "integer >= 0, <= 9007199254740992 | null"
 
 
 # ----------------------------------------------------------------------------- 8. Python API types

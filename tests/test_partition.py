@@ -231,3 +231,22 @@ def test_benchmark_script_runs(tmp_path):
     assert leximin[0]["leximin"]["agents_below_1pct"] == 0.0
     assert 0.0 <= leximin[1]["leximin"]["agents_below_1pct"] <= 1.0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scaling_partition.json", "scaling_partition.md"]
+
+
+def test_public_path_benchmark_runs(tmp_path):
+    # The benchmark behind the docs' public-path figures: the same objective by the
+    # array core, lo.solve on the .npz file it writes, and the laissez-opt command.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run([sys.executable, str(root / "benchmarks" / "partition_public_path.py"), "--quick",
+                          "--size", "3000x40", "--out", str(tmp_path)], cwd=root, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    rows = json.loads((tmp_path / "partition_public_path.json").read_text())["rows"]
+    assert [r["job"] for r in rows] == ["welfare", "maxmin_first"]
+    for r in rows:
+        assert r["same_objective"] and r["solve"]["gap"] is not None and r["solve"]["gap"] >= 0
+        assert r["edges"] > 3000 and r["cli"]["result_mb"] > 0

@@ -111,3 +111,32 @@ def test_levels_option_is_checked():
     p = Problem(np.array([0]), np.array([0]), np.ones(1), np.array([1]), np.ones(1), np.ones(1)).for_method("maxmin")
     with pytest.raises(InputError, match="levels"):
         solve_arrays(p, "maxmin", partitions=1, levels="second")
+
+
+@settings(**SETTINGS)
+@given(seed=st.integers(0, 10**6), n=st.integers(4, 30), m=st.integers(1, 6), k=st.integers(1, 4))
+def test_first_level_through_lo_solve_keeps_the_certified_max_min(seed, n, m, k):
+    # levels="first_level" runs the max-min LP alone in each part (interior point, no
+    # crossover): the same max-min value as the every-level run, an allocation the
+    # verifier accepts, and a bound that holds (its duals may differ from a vertex's).
+    inst = _instance(seed, n, m)
+    whole = lo.solve(inst, "maxmin", fractional=True)
+    every = lo.solve(inst, "maxmin", fractional=True, partitions=k, partition_seed=seed)
+    first = lo.solve(inst, "maxmin", fractional=True, partitions=k, partition_seed=seed, levels="first_level")
+    scale = max(1.0, abs(every.objective))
+    assert first.verified and first.status == "feasible"
+    assert first.objective == pytest.approx(every.objective, rel=1e-6, abs=1e-9 * scale)
+    assert first.bound >= whole.objective - 1e-6 * scale and first.gap is not None and first.gap >= 0
+    assert first.params["levels"] == "first_level" and first.details["partition"]["levels"] == "first"
+    assert all(part["lps"] == 1 for part in first.details["partition"]["parts"] if part["levels"])
+    assert "first level only" in first.details["partition"]["levels_note"]
+
+
+def test_partitioned_levels_option_is_checked_on_the_public_path():
+    inst = _instance(2, 12, 3)
+    with pytest.raises(InputError, match="levels auto .* or first_level"):
+        lo.solve(inst, "maxmin", fractional=True, partitions=2, levels="ordered_outcomes")
+    with pytest.raises(InputError, match="levels"):
+        lo.solve(inst, "maxmin", fractional=True, partitions=2, levels="second")
+    with pytest.raises(InputError, match="levels"):
+        lo.solve(inst, "themis", fractional=True, partitions=2, levels="first_level")

@@ -237,7 +237,9 @@ def solve_maxmin(
     symmetry breaking among identical agents and bounds it by the fractional first level
     (:mod:`laissez_opt.exact.rounded_leximin`; status ``feasible`` or ``time_limit``, the
     higher levels a greedy fill); ``auto`` takes the ordered outcomes up to
-    ``ORDERED_MAX_AGENTS`` agents.
+    ``ORDERED_MAX_AGENTS`` agents.  Partitioned through ``lo.solve`` (fractional),
+    ``auto`` runs every leximin level in each part and ``first_level`` only the
+    max-min LP (:mod:`laissez_opt.partition`).
 
     >>> import laissez_opt as lo
     >>> inst = lo.generate("gavel", 200, 3, seed=1)
@@ -423,7 +425,8 @@ METHOD = Method(
                "min-cost flows (auto) or the ordered-outcome MILPs (off)", choices=BOTTLENECK_CHOICES),
         Option("levels", "choice", "auto", "integral, general demands: the exact ordered-outcome MILPs "
                "(ordered_outcomes), or the rounded fractional leximin with one first-level MILP, bounded by the "
-               f"fractional first level (first_level); auto: ordered outcomes up to {ORDERED_MAX_AGENTS} agents",
+               f"fractional first level (first_level); auto: ordered outcomes up to {ORDERED_MAX_AGENTS} agents. "
+               "Partitioned (fractional): auto runs every leximin level in each part, first_level the max-min LP only",
                choices=LEVEL_ROUTES),
     ) + partition_options(),
     estimate=class_estimate(lambda instance, options: (

@@ -292,14 +292,15 @@ def problem_of(instance) -> Problem:
 
 def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", partition_seed: int = 0,
                       executor: str = "inline", workers: int | None = None, scheduler: str | None = None,
-                      fractional: bool = False, normalizer: str = "equal_share", check: bool = True):
+                      fractional: bool = False, normalizer: str = "equal_share", levels: str = "all",
+                      check: bool = True):
     """POP-style partitioned ``welfare``, fractional ``maxmin`` (leximin per part) or fractional ``themis``, as a Result.
 
     The agents are split uniformly at random (``partition_seed``) into ``K`` parts,
     each with ``floor`` or ``ceil`` of ``k_c / K`` devices of every pool (adding up to
     ``k_c``); each part's LP runs on ``executor``; the union of the parts'
     allocations is feasible for the whole instance (maxmin: each part's exact
-    fractional leximin, every level; checked vectorised, and by
+    fractional leximin, every level, or with ``levels="first"`` the max-min LP alone; checked vectorised, and by
     :func:`laissez_opt.analysis.verify.verify` when ``check``).  ``bound`` is the
     Lagrangian bound ``min_p L(p)`` over the parts' capacity duals (welfare) or
     ``L(p, lambda)`` with the parts' level duals (max-min), ``models/partition.md``;
@@ -343,7 +344,8 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
         problem = base.for_method(method, norm)
     integral = method == "welfare" and not fractional
     out = solve_arrays(problem, method, partitions=partitions, seed=partition_seed, executor=executor,
-                       workers=workers, scheduler=scheduler, integral=integral, lag=lag, active=active)
+                       workers=workers, scheduler=scheduler, integral=integral, lag=lag, active=active,
+                       levels=levels)
     amounts = out["amounts"]
     if integral:
         rounded = np.rint(amounts)
@@ -364,7 +366,10 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     if method == "maxmin":
         details["partition"]["levels_note"] = (
             "every part runs all its leximin levels (exact waterfilling within the part); bound and gap are "
-            "those of the first level, the max-min value: later levels have no certified bound")
+            "those of the first level, the max-min value: later levels have no certified bound"
+            if levels == "all" else
+            "every part runs its first level only (the max-min LP): the objective, bound and gap are certified; "
+            "the values above each part's max-min are those of one optimal vertex, not a leximin")
         details["normalizer"] = normalizer
         details["leximin"] = utility_map(instance, out["values"])
     if method == "themis":
@@ -385,7 +390,9 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
         bound=bound, gap=gap, allocation=allocation_columns(instance, amounts[:, None]),
         utilities=agent_values(instance, utilities), timing=out["timing"],
         params={"partitions": partitions, "partition_seed": partition_seed, "executor": executor,
-                "fractional": fractional, **({"normalizer": normalizer} if method == "maxmin" else {})},
+                "fractional": fractional,
+                **({"normalizer": normalizer, "levels": "auto" if levels == "all" else "first_level"}
+                   if method == "maxmin" else {})},
         route="partitioned", solver_status=f"{k} parts",
         mode="integral" if integral else "fractional", message=message, details=details, amounts=amounts[:, None],
     )
