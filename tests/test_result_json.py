@@ -1,4 +1,4 @@
-"""The fast result-file text (:mod:`laissez_opt.result_json`) is the plain encoder's text, character for character."""
+"""The fast result-file text (:mod:`laissez_opt.result.writer`) is the plain encoder's text, character for character."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import laissez_opt as lo
 from laissez_opt.result import Result, agent_values, allocation_columns, readable_copy
-from laissez_opt.result_json import result_text
+from laissez_opt.result.writer import result_text
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True, max_examples=40)
 

@@ -37,7 +37,7 @@ from json.encoder import encode_basestring_ascii as _key
 
 import numpy as np
 
-from .result import AgentValues, AllocationColumns, _clean, readable_copy
+from . import AgentValues, AllocationColumns, _clean, readable_copy
 
 __all__ = ["LARGE", "result_text"]
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .display import html_block, html_table, readable, readable_time, text
-from .instance import Instance
+from ..display import html_block, html_table, readable, readable_time, text
+from ..instance import Instance
 
 __all__ = ["Result", "RESULT_FORMAT", "METRICS", "AgentTable", "AllocationColumns", "allocation_columns", "allocation_records",
            "AgentValues", "agent_values", "edge_utilities", "readable_copy", "utility_map"]
@@ -310,7 +310,7 @@ class Result:
     def to_dict(self, *, lazy: bool = False) -> dict:
         """The result-file dictionary (contract order first, extensions after).
 
-        ``lazy`` (for :mod:`laissez_opt.result_json`): the fields as held, not rounded,
+        ``lazy`` (for :mod:`laissez_opt.result.writer`): the fields as held, not rounded,
         with an allocation or utilities still held as columns left as ``None``.
         """
         out = {
@@ -341,11 +341,11 @@ class Result:
     def to_json(self, *, indent: int | None = 2) -> str:
         """The result file's text: :meth:`to_dict` as JSON, ``indent`` 2 by default.
 
-        With the default indent the text is written by :func:`laissez_opt.result_json.result_text`
+        With the default indent the text is written by :func:`laissez_opt.result.writer.result_text`
         (the same characters, with large allocations and per-agent maps made from columns).
         """
         if indent == 2:
-            from .result_json import result_text
+            from .writer import result_text
 
             return result_text(self)
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False) + "\n"
@@ -482,7 +482,7 @@ class Result:
         'welfare on hotos25-table1: devices per agent and pool'
         >>> plt.close(ax.figure)
         """
-        from .display import axes, heatmap
+        from ..display import axes, heatmap
 
         agents, pools, matrix = self.allocation_matrix(round)
         when = "" if round is None else f" in round {round}"
