@@ -69,8 +69,6 @@ def write_npz(problem: Problem, path: Path, name: str) -> None:
         "edge_pool": problem.edge_pool.astype(np.int32),
         "edge_utility": problem.utility.astype(np.float64),
     }
-    if m == 0:
-        raise ValueError("no pools")
     with open(path, "wb") as handle:
         np.savez(handle, **arrays)
 
@@ -114,12 +112,10 @@ def command(path: Path, method: str, parts: int, executor: str, workers: int | N
     return {"seconds": seconds, "objective": data["objective"], "gap": data["gap"], "result_mb": size / 1e6}
 
 
-def measure(n: int, m: int, job: str, parts: int, executor: str, workers: int | None, work: Path, log) -> dict:
+def measure(problem: Problem, path: Path, job: str, parts: int, executor: str, workers: int | None, work: Path,
+            log) -> dict:
     method, options, kwargs = JOBS[job]
-    problem = make_problem(n, m)
-    path = work / f"het-{n}x{m}.npz"
-    if not path.exists():
-        write_npz(problem, path, f"het-{n}x{m}")
+    n, m = problem.n_agents, problem.counts.shape[0]
     row = {"size": f"{n}x{m}", "edges": problem.n_edges, "job": job, "k": parts, "executor": executor,
            "workers": workers}
     row["core"] = core(problem, method, parts, executor, workers, kwargs)
@@ -175,10 +171,13 @@ def main(argv=None) -> int:
         parser.error(f"unknown job {unknown[0]!r}; choose from {', '.join(JOBS)}")
     workers = None if args.executor == "inline" else args.workers
     rows = []
+    problem = make_problem(n, m)
     with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"het-{n}x{m}.npz"
+        write_npz(problem, path, f"het-{n}x{m}")
         for job in jobs:
             parts = args.welfare_parts if job == "welfare" else args.maxmin_parts
-            rows.append(measure(n, m, job, parts, args.executor, workers, Path(tmp), print))
+            rows.append(measure(problem, path, job, parts, args.executor, workers, Path(tmp), print))
     report = {"machine": machine("highspy", "ortools", "numpy"), "rows": rows}
     write_report(args.out / f"{args.name}.json", json.dumps(report, indent=2))
     write_report(args.out / f"{args.name}.md", markdown(report))

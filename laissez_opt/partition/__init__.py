@@ -23,14 +23,10 @@ from ..api import solve_options
 from ..errors import InputError
 from ..method_spec import PARTITION_OPTION_NAMES
 from .core import Problem, lagrangian_bound, split_agents, split_capacity
-from .run import solve_arrays, solve_partitioned
+from .run import PART_LEVELS, solve_arrays, solve_partitioned
 
 __all__ = ["solve", "solve_partitioned", "solve_arrays", "Problem", "split_agents", "split_capacity",
            "lagrangian_bound"]
-
-#: maxmin's option ``levels`` -> what each part runs: ``auto`` every leximin level, ``first_level`` the max-min
-#: LP only (the level whose bound and gap are certified, several times faster on large parts).
-PART_LEVELS = {"auto": "all", "first_level": "first"}
 
 
 def solve(instance, method: str = "welfare", *, solver=None, via=None, time_limit=None, fractional=None,

@@ -29,7 +29,7 @@ from .core import (
     part_tasks, price_candidates, price_task, solve_part,
 )
 
-__all__ = ["AUTO_EDGES_PER_PART", "LEVELS", "resolve_parts", "solve_arrays", "solve_partitioned"]
+__all__ = ["AUTO_EDGES_PER_PART", "LEVELS", "PART_LEVELS", "resolve_parts", "solve_arrays", "solve_partitioned"]
 
 #: ``partitions="auto"``: about this many edges per part (a part's LP then solves in about a second).
 AUTO_EDGES_PER_PART = 100_000
@@ -47,6 +47,9 @@ FEASIBILITY_TOL = 1e-6
 BOUND_TOL = 1e-6
 #: Leximin levels a partitioned maxmin runs in each part: all of them, or the first (max-min) only.
 LEVELS = ("all", "first")
+#: maxmin's option ``levels`` (``lo.solve``, ``-p levels=``) -> :data:`LEVELS`: ``auto`` every leximin level,
+#: ``first_level`` the max-min LP only (the level whose bound and gap are certified).
+PART_LEVELS = {"auto": "all", "first_level": "first"}
 
 
 def resolve_parts(partitions, n_edges: int, n_agents: int) -> int:
@@ -368,8 +371,8 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
             "every part runs all its leximin levels (exact waterfilling within the part); bound and gap are "
             "those of the first level, the max-min value: later levels have no certified bound"
             if levels == "all" else
-            "every part runs its first level only (the max-min LP): the objective, bound and gap are certified; "
-            "the values above each part's max-min are those of one optimal vertex, not a leximin")
+            "every part runs its first level only (the max-min LP, by interior point): the objective, bound and gap "
+            "are certified; the values above each part's max-min are those of one optimal point, not a leximin")
         details["normalizer"] = normalizer
         details["leximin"] = utility_map(instance, out["values"])
     if method == "themis":
@@ -391,7 +394,7 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
         utilities=agent_values(instance, utilities), timing=out["timing"],
         params={"partitions": partitions, "partition_seed": partition_seed, "executor": executor,
                 "fractional": fractional,
-                **({"normalizer": normalizer, "levels": "auto" if levels == "all" else "first_level"}
+                **({"normalizer": normalizer, "levels": next(k for k, v in PART_LEVELS.items() if v == levels)}
                    if method == "maxmin" else {})},
         route="partitioned", solver_status=f"{k} parts",
         mode="integral" if integral else "fractional", message=message, details=details, amounts=amounts[:, None],

@@ -69,11 +69,12 @@ def result_text(result, *, large: int = LARGE) -> str:
     text = json.dumps(skeleton, indent=2, allow_nan=False) + "\n"
     if not parts:
         return text
-    found = sorted((text.index(json.dumps(token)), len(json.dumps(token)), value) for token, value in parts.items())
+    quoted = {json.dumps(token): value for token, value in parts.items()}
+    found = sorted((text.index(q), len(q), value) for q, value in quoted.items())
     pieces, at = [], 0
     for where, length, value in found:
-        line_start = text.rfind("\n", 0, where) + 1
-        pad = " " * (len(text[line_start:where]) - len(text[line_start:where].lstrip(" ")))
+        before = text[text.rfind("\n", 0, where) + 1:where]  # the line up to the placeholder
+        pad = before[:len(before) - len(before.lstrip(" "))]
         pieces.append(text[at:where])
         pieces.append(_large_text(value, pad))
         at = where + length
@@ -83,8 +84,6 @@ def result_text(result, *, large: int = LARGE) -> str:
 
 def _skeleton(value, hold, large: int):
     """``readable_copy(value)`` with every large float mapping replaced by a placeholder."""
-    if isinstance(value, str) and value.startswith("\x00"):
-        return value  # a placeholder already
     if isinstance(value, Mapping) and not isinstance(value, AgentValues):
         if len(value) >= large and _all_floats(value):
             return hold(value)
