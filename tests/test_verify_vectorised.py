@@ -96,7 +96,7 @@ CORRUPTIONS = {
 
 def _solved(inst, method):
     try:
-        return lo.solve(inst, method, check=False, time_limit=20)
+        return lo.solve(inst, method, check=False, time_limit=5)
     except LaissezOptError:
         return None
 

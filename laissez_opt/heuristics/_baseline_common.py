@@ -60,6 +60,7 @@ __all__ = [
     "make_result",
     "PICKING",
     "partition_picks",
+    "draft_cycles",
     "read_state",
     "agent_of",
 ]
@@ -84,12 +85,15 @@ ORDER_OPTION = Option("order", "any", None, "agent ids in the order agents pick 
 
 
 def heuristic_size(instance: Instance, options: dict | None = None, *, per_unit_bytes: float = 0.0,
-                   per_handed_bytes: float = 0.0, note: str = "") -> SizeEstimate:
+                   per_handed_bytes: float = 0.0, bulk: bool = False, note: str = "") -> SizeEstimate:
     """Size of a heuristic that hands out devices one at a time, round by round.
 
     Steps per round: one per device handed out (at most ``min(sum_c k_c, sum_i d'_i)``,
     ``d'_i`` the demand capped by the devices reachable through the agent's edges),
-    one per agent and one per edge.  Memory: the edge-round arrays, one record per
+    one per agent and one per edge.  ``bulk``: turns that repeat are handed out at
+    once (:func:`draft_cycles`, the stride jumps of ``gandiva_fair``); each bulk step
+    costs one step per agent and ends with an agent leaving or a pool exhausted, so
+    the hand-outs cost at most ``min(devices, n (n + m))`` steps.  Memory: the edge-round arrays, one record per
     allocated (edge, round), and ``per_unit_bytes`` per device and demand unit (for
     algorithms that expand pools into devices), and ``per_handed_bytes`` per device handed
     out in a round (for those that record every pick of a round).  Floats throughout:
@@ -105,11 +109,12 @@ def heuristic_size(instance: Instance, options: dict | None = None, *, per_unit_
     units = float(np.sum(instance.effective_demands))
     handed = min(devices, units)
     edge_rounds = float(instance.n_edges) * rounds
+    steps_handed = min(handed, float(instance.n_agents) * (instance.n_agents + instance.n_pools)) if bulk else handed
     return SizeEstimate(
         dense_bytes=edge_rounds * _EDGE_ROUND_BYTES + min(edge_rounds, handed * rounds) * _RECORD_BYTES
         + (devices + units) * per_unit_bytes + handed * per_handed_bytes,
-        steps=rounds * (handed + instance.n_agents + instance.n_edges),
-        note=note or f"{handed:.3g} devices handed out per round over {instance.rounds} rounds",
+        steps=rounds * (steps_handed + instance.n_agents + instance.n_edges),
+        note=note or f"{handed:.3g} devices handed out per round{' in bulk' if bulk else ''} over {instance.rounds} rounds",
     )
 
 
@@ -205,6 +210,8 @@ class Picker:
         self.left = int(sum(self.rem))
         #: Free devices of the pools some allowed agent wants (the base of weight-proportional quotas).
         self.usable = int(sum(self.rem[c] for c in set(self.pool)))
+        #: Hand-outs so far (one per pick, or per pool of a bulk take): paces the deadline checks.
+        self.steps = 0
 
     def can_pick(self, i: int) -> bool:
         """Whether agent ``i`` still wants a free device (moves its pointer past exhausted pools)."""
@@ -216,14 +223,33 @@ class Picker:
 
     def pick(self, i: int) -> int:
         """Give agent ``i`` one device of its best pool with a free device; the edge, or ``-1``."""
-        if not self.can_pick(i):
-            return -1
-        p = self.ptr[i]
-        self.rem[self.pool[p]] -= 1
-        self.left -= 1
-        if not self.left & 0xFFFF:  # every 65,536 devices: pools of millions take a while
+        taken = self.take(i, 1)
+        return taken[0][0] if taken else -1
+
+    def take(self, i: int, count: int) -> list[tuple[int, int]]:
+        """Agent ``i`` takes up to ``count`` devices, all it can of its best pool with free
+        devices, then of the next: ``(edge, devices)`` pairs.  The same devices as ``count``
+        calls of :meth:`pick` in a row, in ``O(pools taken from)`` steps, so pools of
+        billions of devices are handed out at once."""
+        out = []
+        while count > 0 and self.can_pick(i):
+            p = self.ptr[i]
+            k = min(count, self.rem[self.pool[p]])
+            self._spend(self.pool[p], k)
+            out.append((self.edge[p], k))
+            count -= k
+        return out
+
+    def head(self, i: int) -> int:
+        """The pool agent ``i`` takes its next device from, or ``-1`` when it wants none that is free."""
+        return self.pool[self.ptr[i]] if self.can_pick(i) else -1
+
+    def _spend(self, c: int, k: int) -> None:
+        self.rem[c] -= k
+        self.left -= k
+        self.steps += 1
+        if not self.steps & 0xFFFF:  # every 65,536 hand-outs: rounds of millions take a while
             check_deadline("while handing out devices")
-        return self.edge[p]
 
 
 #: How the agents of a partition choose their devices.
@@ -238,8 +264,8 @@ def partition_picks(
     *,
     picking: str = "serial",
     work_conserving: bool = True,
-) -> tuple[list[tuple[int, int]], int]:
-    """Split the picker's devices into a weight-proportional partition; ``(agent, edge)`` picks.
+) -> tuple[list[tuple[int, int, int]], int]:
+    """Split the picker's devices into a weight-proportional partition; ``(agent, edge, devices)`` picks.
 
     ``members`` in picking order, ``quotas`` ``q_i`` (from :func:`apportion_in_order`),
     ``caps`` ``d_i``.  ``picking="serial"``: each member in turn takes its whole
@@ -249,53 +275,72 @@ def partition_picks(
     ``work_conserving``, devices still free afterwards (quotas that could not be
     filled: incompatible pools, exhausted preferences, demand caps) are drafted one
     per turn, in the same order, to members below ``d_i`` that still want one.
-    Returns the picks and how many of them the work-conserving pass made.
+    Returns the picks (devices of one edge taken together counted once) and how many
+    devices the work-conserving pass handed out.  Device by device in meaning; in
+    bulk where nothing changes between turns (:func:`draft_cycles`), so the work does
+    not grow with the pools' sizes.
     """
     if picking not in PICKING:
         raise InputError(f"picking must be one of {', '.join(PICKING)}, got {picking!r}", path="option picking")
-    picks: list[tuple[int, int]] = []
+    picks: list[tuple[int, int, int]] = []
     held = dict.fromkeys(members, 0)
+    quota = {i: min(quotas.get(i, 0), caps[i]) for i in members}
     if picking == "serial":
         for i in members:
-            want = min(quotas.get(i, 0), caps[i])
-            while held[i] < want and picker.left:
-                e = picker.pick(i)
-                if e < 0:
-                    break
-                picks.append((i, e))
-                held[i] += 1
+            if not picker.left:
+                break
+            for e, k in picker.take(i, quota[i]):
+                picks.append((i, e, k))
+                held[i] += k
     else:
-        queue = [i for i in members if min(quotas.get(i, 0), caps[i]) > 0]
-        while queue and picker.left:
-            keep = []
-            for i in queue:
-                if not picker.left:
-                    break
-                e = picker.pick(i)
-                if e < 0:
-                    continue
-                picks.append((i, e))
-                held[i] += 1
-                if held[i] < min(quotas.get(i, 0), caps[i]):
-                    keep.append(i)
-            queue = keep
-    partitioned = len(picks)
+        draft_cycles(picker, [i for i in members if quota[i] > 0], quota, held, picks)
+    partitioned = sum(k for _, _, k in picks)
     if work_conserving:
-        queue = [i for i in members if held[i] < caps[i]]
-        while queue and picker.left:
-            keep = []
-            for i in queue:
-                if not picker.left:
-                    break
-                e = picker.pick(i)
-                if e < 0:
-                    continue
-                picks.append((i, e))
-                held[i] += 1
-                if held[i] < caps[i]:
-                    keep.append(i)
-            queue = keep
-    return picks, len(picks) - partitioned
+        draft_cycles(picker, [i for i in members if held[i] < caps[i]], caps, held, picks)
+    return picks, sum(k for _, _, k in picks) - partitioned
+
+
+def draft_cycles(picker: Picker, queue: list[int], target, held: dict[int, int],
+                 picks: list[tuple[int, int, int]]) -> None:
+    """Members of ``queue`` take one device per turn, in that order, cyclically, until each holds
+    ``target[i]`` or can take nothing more; appends ``(agent, edge, devices)`` to ``picks``.
+
+    Between two changes (a member reaching its target or wanting nothing free, a pool
+    running out under the members drawing on it) every cycle repeats the previous one,
+    so ``K = min(min_i (target_i - held_i), min_c floor(free_c / members drawing on c))``
+    whole cycles are handed out at once; a cycle in which a pool runs out goes turn by
+    turn.  Each such step ends with a member leaving or a pool exhausted.
+    """
+    while queue and picker.left:
+        heads = [picker.head(i) for i in queue]
+        queue = [i for i, c in zip(queue, heads) if c >= 0]  # wanting nothing free: it would pass every turn
+        heads = [c for c in heads if c >= 0]
+        if not queue:
+            return
+        drawing: dict[int, int] = {}
+        for c in heads:
+            drawing[c] = drawing.get(c, 0) + 1
+        cycles = min(min(target[i] - held[i] for i in queue), min(picker.rem[c] // n for c, n in drawing.items()))
+        if cycles > 0:
+            for i, c in zip(queue, heads):
+                e = picker.edge[picker.ptr[i]]
+                picker._spend(c, cycles)
+                held[i] += cycles
+                picks.append((i, e, cycles))
+            queue = [i for i in queue if held[i] < target[i]]
+            continue
+        keep = []
+        for i in queue:  # a pool runs out during this cycle: turn by turn
+            if not picker.left:
+                break
+            taken = picker.take(i, 1)
+            if not taken:
+                continue
+            picks.append((i, taken[0][0], 1))
+            held[i] += 1
+            if held[i] < target[i]:
+                keep.append(i)
+        queue = keep
 
 
 def make_result(

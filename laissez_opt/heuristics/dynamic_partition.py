@@ -116,8 +116,8 @@ def solve_dynamic_partition(
         big = sum(ints[i] for i in members)
         extra = [i for i in members if quotas[i] > total * ints[i] // big] if members else []
         picks, filled = partition_picks(picker, members, quotas, caps, picking=picking, work_conserving=work_conserving)
-        for _, e in picks:
-            amounts[e, r] += 1.0
+        for _, e, k in picks:
+            amounts[e, r] += k
         log.append({
             "order": [instance.agents[i].id for i in members],
             "quotas": [quotas.get(i, 0) for i in range(n)],
@@ -148,5 +148,5 @@ METHOD = Method(
         ORDER_OPTION,
         state_option("the agent whose turn it is"),
     ),
-    estimate=heuristic_size,
+    estimate=lambda instance, options: heuristic_size(instance, options, bulk=True),
 )

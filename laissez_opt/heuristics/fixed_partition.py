@@ -175,8 +175,8 @@ def solve_fixed_partition(
         quotas = apportion_in_order(picker.usable, integer_weights(instance.weights.tolist()), members)
         picks, filled = partition_picks(picker, members, quotas, caps, picking=picking, work_conserving=work_conserving)
         owned = np.zeros(instance.n_edges)
-        for _, e in picks:
-            owned[e] += 1.0
+        for _, e, k in picks:
+            owned[e] += k
     else:
         owned, quotas, filled = _owned(instance, resume["owned"]), None, 0
     rounds = instance.rounds
@@ -220,5 +220,5 @@ METHOD = Method(
         ORDER_OPTION,
         state_option("the partition the agents own"),
     ),
-    estimate=heuristic_size,
+    estimate=lambda instance, options: heuristic_size(instance, options, bulk=True),
 )

@@ -84,7 +84,7 @@ from ._baseline_common import (
 )
 from .mtf import integer_weights
 
-__all__ = ["solve_gandiva_fair", "trade_round"]
+__all__ = ["solve_gandiva_fair", "stride_round", "trade_round"]
 
 _EPS = 1e-12
 _UNCAPPED = 1 << 62
@@ -111,6 +111,89 @@ def _lot(low: float, high: float, fast_held: int, slow_held: int, seller_room: i
 def _whole(value: float) -> int:
     """``int(value)``, with anything beyond :data:`_UNCAPPED` (inf included) held at it."""
     return int(value) if value < _UNCAPPED else _UNCAPPED
+
+
+def stride_round(picker: Picker, members: list[int], passes: list[int], stride: list[int],
+                 caps: list[int]) -> list[tuple[int, int, int]]:
+    """One round of stride scheduling: ``(agent, edge, devices)`` picks; ``passes`` advance in place.
+
+    ``members``: the competing agents, each with ``caps[i] = d_i > 0``.
+
+    Served one device at a time, smallest ``(pass, agent index)`` first.  Where the
+    pools are large the same picks are handed out in bulk: every pick with a pass up
+    to ``P`` happens before any later one, so with ``m_i(P) = floor((P - pass_i) /
+    stride_i) + 1`` picks per agent (0 when ``P < pass_i``) the largest ``P`` at which no
+    agent passes its demand and no pool is drawn beyond its free devices
+    (``sum_{i at c} m_i(P) <= free_c``, each agent drawing on its current pool) gives
+    the first ``sum_i m_i(P)`` picks at once (binary search on ``P``; passes are exact
+    integers).  The turns after it go one by one until something changes.  A jump is
+    tried after as many single turns as there are agents, twice as many after a jump
+    that handed out fewer devices than that, so rounds of few devices per agent pay
+    almost nothing for it.
+    """
+    held = dict.fromkeys(members, 0)
+    picks: list[tuple[int, int, int]] = []
+    heap = [(passes[i], i) for i in members]
+    heapq.heapify(heap)
+    wait = len(heap)
+    while heap and picker.left:
+        handed = _stride_jump(picker, heap, passes, stride, caps, held, picks)
+        if handed:
+            heap = [(passes[i], i) for _, i in heap if held[i] < caps[i]]
+            heapq.heapify(heap)
+        wait = len(heap) if handed >= len(heap) else 2 * wait
+        for _ in range(max(wait, 1)):
+            if not heap or not picker.left:
+                break
+            p, i = heapq.heappop(heap)
+            taken = picker.take(i, 1)
+            if not taken:
+                continue  # nothing wanted is free: it leaves the round without advancing
+            picks.append((i, taken[0][0], 1))
+            held[i] += 1
+            passes[i] = p + stride[i]
+            if held[i] < caps[i]:
+                heapq.heappush(heap, (passes[i], i))
+    return picks
+
+
+def _stride_jump(picker, heap, passes, stride, caps, held, picks) -> int:
+    """Hand out every pick of passes up to the largest safe ``P`` (see :func:`stride_round`); the devices."""
+    live = [(i, picker.head(i)) for _, i in heap]
+    live = [(i, c) for i, c in live if c >= 0]
+    if not live or picker.left < 2 * len(live):
+        return 0
+
+    def counts(limit: int) -> list[int] | None:
+        drawn: dict[int, int] = {}
+        out = []
+        for i, c in live:
+            m = 0 if limit < passes[i] else (limit - passes[i]) // stride[i] + 1
+            if m > caps[i] - held[i]:
+                return None
+            drawn[c] = drawn.get(c, 0) + m
+            if drawn[c] > picker.rem[c]:
+                return None
+            out.append(m)
+        return out
+
+    low = min(passes[i] for i, _ in live) - 1  # no picks: always safe
+    high = max(passes[i] for i, _ in live) + max(stride[i] for i, _ in live) * (picker.left + 1)  # over any pool
+    while high - low > 1:
+        mid = (low + high) // 2
+        if counts(mid) is None:
+            high = mid
+        else:
+            low = mid
+    handed = 0
+    for (i, c), m in zip(live, counts(low)):
+        if m:
+            picks.append((i, picker.edge[picker.ptr[i]], m))
+            picker._spend(c, m)
+            held[i] += m
+            passes[i] += m * stride[i]
+            handed += m
+    return handed
 
 
 def trade_round(hold: list[dict[int, int]], util: list[dict[int, float]], caps: list[int], n_pools: int) -> list[dict]:
@@ -239,25 +322,12 @@ def solve_gandiva_fair(instance: Instance, *, trading: bool = False, state: dict
                 if i not in before and passes[i] < floor:
                     passes[i] = floor
         picker = Picker(instance, instance.edge_utility[:, r])
-        heap = [(passes[i], i) for i in members]
-        heapq.heapify(heap)
-        held = [0] * n
-        picks = []
-        while heap and picker.left:
-            p, i = heapq.heappop(heap)
-            e = picker.pick(i)
-            if e < 0:
-                continue
-            picks.append(e)
-            held[i] += 1
-            passes[i] = p + stride[i]
-            if held[i] < caps[i]:
-                heapq.heappush(heap, (passes[i], i))
+        picks = stride_round(picker, members, passes, stride, caps)
         if trading and picks:
             hold: list[dict[int, int]] = [{} for _ in range(n)]
-            for e in picks:
-                i, c = int(instance.edge_agent[e]), int(instance.edge_pool[e])
-                hold[i][c] = hold[i].get(c, 0) + 1
+            for i, e, k in picks:
+                c = int(instance.edge_pool[e])
+                hold[i][c] = hold[i].get(c, 0) + k
             util: list[dict[int, float]] = [{} for _ in range(n)]
             column = instance.edge_utility[:, r]
             for (i, c), e in edge_of.items():
@@ -274,8 +344,8 @@ def solve_gandiva_fair(instance: Instance, *, trading: bool = False, state: dict
                 for t in done
             ])
         else:
-            for e in picks:
-                amounts[e, r] += 1.0
+            for _, e, k in picks:
+                amounts[e, r] += k
             if trading:
                 trades_log.append([])
         previous = members
@@ -299,5 +369,5 @@ METHOD = Method(
         Option("trading", "bool", False, "add Gandiva_fair's speedup-based trades of devices between agents"),
         state_option("each agent's stride pass and the previous round's competitors"),
     ),
-    estimate=heuristic_size,
+    estimate=lambda instance, options: heuristic_size(instance, options, bulk=True),
 )
