@@ -223,8 +223,15 @@ class Picker:
 
     def pick(self, i: int) -> int:
         """Give agent ``i`` one device of its best pool with a free device; the edge, or ``-1``."""
-        taken = self.take(i, 1)
-        return taken[0][0] if taken else -1
+        if not self.can_pick(i):
+            return -1
+        p = self.ptr[i]
+        self.rem[self.pool[p]] -= 1
+        self.left -= 1
+        self.steps += 1
+        if not self.steps & 0xFFFF:  # every 65,536 hand-outs: rounds of millions take a while
+            check_deadline("while handing out devices")
+        return self.edge[p]
 
     def take(self, i: int, count: int) -> list[tuple[int, int]]:
         """Agent ``i`` takes up to ``count`` devices, all it can of its best pool with free
@@ -333,10 +340,10 @@ def draft_cycles(picker: Picker, queue: list[int], target, held: dict[int, int],
         for i in queue:  # a pool runs out during this cycle: turn by turn
             if not picker.left:
                 break
-            taken = picker.take(i, 1)
-            if not taken:
+            e = picker.pick(i)
+            if e < 0:
                 continue
-            picks.append((i, taken[0][0], 1))
+            picks.append((i, e, 1))
             held[i] += 1
             if held[i] < target[i]:
                 keep.append(i)

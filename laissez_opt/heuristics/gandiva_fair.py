@@ -128,8 +128,9 @@ def stride_round(picker: Picker, members: list[int], passes: list[int], stride: 
     the first ``sum_i m_i(P)`` picks at once (binary search on ``P``; passes are exact
     integers).  The turns after it go one by one until something changes.  A jump is
     tried after as many single turns as there are agents, twice as many after a jump
-    that handed out fewer devices than that, so rounds of few devices per agent pay
-    almost nothing for it.
+    that handed out fewer devices than that, and it stops after one pass over the
+    agents unless every agent can take at least one more turn, so rounds of a few
+    devices per agent pay little for it.
     """
     held = dict.fromkeys(members, 0)
     picks: list[tuple[int, int, int]] = []
@@ -146,10 +147,10 @@ def stride_round(picker: Picker, members: list[int], passes: list[int], stride: 
             if not heap or not picker.left:
                 break
             p, i = heapq.heappop(heap)
-            taken = picker.take(i, 1)
-            if not taken:
+            e = picker.pick(i)
+            if e < 0:
                 continue  # nothing wanted is free: it leaves the round without advancing
-            picks.append((i, taken[0][0], 1))
+            picks.append((i, e, 1))
             held[i] += 1
             passes[i] = p + stride[i]
             if held[i] < caps[i]:
@@ -177,8 +178,12 @@ def _stride_jump(picker, heap, passes, stride, caps, held, picks) -> int:
             out.append(m)
         return out
 
-    low = min(passes[i] for i, _ in live) - 1  # no picks: always safe
-    high = max(passes[i] for i, _ in live) + max(stride[i] for i, _ in live) * (picker.left + 1)  # over any pool
+    if counts(max(passes[i] for i, _ in live)) is None:
+        return 0  # not even one turn each without a change: the single turns go on
+    low = max(passes[i] for i, _ in live)
+    # Unsafe: one pick past an agent's demand, or more picks than any pool holds.
+    high = min(min(passes[i] + (caps[i] - held[i]) * stride[i] for i, _ in live),
+               max(passes[i] for i, _ in live) + max(stride[i] for i, _ in live) * (picker.left + 1))
     while high - low > 1:
         mid = (low + high) // 2
         if counts(mid) is None:
