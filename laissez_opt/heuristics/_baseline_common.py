@@ -317,6 +317,14 @@ def draft_cycles(picker: Picker, queue: list[int], target, held: dict[int, int],
     so ``K = min(min_i (target_i - held_i), min_c floor(free_c / members drawing on c))``
     whole cycles are handed out at once; a cycle in which a pool runs out goes turn by
     turn.  Each such step ends with a member leaving or a pool exhausted.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("g", count=10**9)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "g", 1.0), lo.Edge("B", "g", 1.0)])
+    >>> picker, held, picks = Picker(inst, inst.edge_utility[:, 0]), {0: 0, 1: 0}, []
+    >>> draft_cycles(picker, [0, 1], {0: 3, 1: 10**9}, held, picks)    # A stops at 3; B drafts the rest
+    >>> picks, picker.left
+    ([(0, 0, 3), (1, 1, 3), (1, 1, 999999994)], 0)
     """
     while queue and picker.left:
         heads = [picker.head(i) for i in queue]

@@ -131,6 +131,15 @@ def stride_round(picker: Picker, members: list[int], passes: list[int], stride: 
     that handed out fewer devices than that, and it stops after one pass over the
     agents unless every agent can take at least one more turn, so rounds of a few
     devices per agent pay little for it.
+
+    >>> import laissez_opt as lo
+    >>> from laissez_opt.heuristics._baseline_common import Picker
+    >>> inst = lo.Instance([lo.Pool("g", count=3 * 10**8)], [lo.Agent("A"), lo.Agent("B")],
+    ...                    [lo.Edge("A", "g", 1.0), lo.Edge("B", "g", 1.0)])
+    >>> passes = [0, 0]                                   # strides 2 and 1: tickets 1 and 2
+    >>> picks = stride_round(Picker(inst, inst.edge_utility[:, 0]), [0, 1], passes, [2, 1], [10**9, 10**9])
+    >>> sorted((i, sum(k for j, _, k in picks if j == i)) for i in (0, 1)), passes
+    ([(0, 100000000), (1, 200000000)], [200000000, 200000000])
     """
     held = dict.fromkeys(members, 0)
     picks: list[tuple[int, int, int]] = []
