@@ -189,3 +189,54 @@ def test_classes_do_not_depend_on_the_order_of_the_edges():
     a, b = agent_classes(ordered), agent_classes(shuffled)
     assert a.label.tolist() == b.label.tolist() and a.n_classes < 12
     assert a.size.tolist() == b.size.tolist() and a.rank.tolist() == b.rank.tolist()
+
+
+@st.composite
+def mostly_distinct_instances(draw):
+    """Agents whose first or last edge, degree or scalars tell most apart, and some exact twins."""
+    m = draw(st.integers(1, 4))
+    pools = [Pool(f"P{c}", count=2) for c in range(m)]
+    rows = []
+    for _ in range(draw(st.integers(1, 8))):
+        utils = [draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])) for _ in range(m)]
+        rows.append((utils, draw(st.sampled_from([1.0, 2.0])), draw(st.sampled_from([None, 1]))))
+    twins = draw(st.lists(st.integers(0, len(rows) - 1), max_size=4))
+    agents, edges = [], []
+    for i, (utils, weight, demand) in enumerate(rows + [rows[k] for k in twins]):
+        agents.append(Agent(f"a{i}", weight=weight, demand=demand))
+        edges += [Edge(f"a{i}", f"P{c}", u) for c, u in enumerate(utils) if u > 0]
+    return Instance(pools, agents, edges)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=st.one_of(mostly_distinct_instances(), typed_instances()))
+def test_the_all_apart_shortcut_gives_the_classes_of_the_full_hash(inst):
+    import laissez_opt.exact.classes as classes
+
+    quick = agent_classes(inst)
+    original = classes._all_apart
+    classes._all_apart = lambda *args: False
+    try:
+        full = agent_classes(inst)
+    finally:
+        classes._all_apart = original
+    for name in ("label", "representative", "size", "rank"):
+        assert getattr(quick, name).tolist() == getattr(full, name).tolist(), name
+
+
+def test_heterogeneous_agents_are_told_apart_without_hashing_every_edge(monkeypatch):
+    import laissez_opt.exact.classes as classes
+
+    from laissez_opt.generate import generate_instance
+
+    inst = generate_instance("uniform", 2000, 20, seed=0)
+    monkeypatch.setattr(classes, "_mix", _counting(classes._mix, limit=inst.n_edges))
+    found = agent_classes(inst)
+    assert found.n_classes == inst.n_agents
+
+
+def _counting(mix, limit):
+    def counted(values):
+        assert np.asarray(values).size < limit, "an O(E) hash was computed"
+        return mix(values)
+    return counted

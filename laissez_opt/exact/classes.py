@@ -401,6 +401,9 @@ def agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) -> AgentC
         a_sorted, p_sorted, u_sorted = agent[order], pool[order], util[order]
     degree = np.bincount(agent, minlength=n)
     start = np.concatenate([[0], np.cumsum(degree)[:-1]])
+    scalars = _scalar_columns(instance, keys)
+    if _all_apart(degree, start, p_sorted, u_sorted, scalars):
+        return _singletons(n)
     # Edge hashes: the pool and every round's utility; summed per agent (edges are a set: pools are distinct).
     h = _mix(p_sorted.astype(np.uint64) + np.uint64(1))
     for r in range(util.shape[1]):
@@ -410,7 +413,6 @@ def agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) -> AgentC
     if has.any():
         sums = np.add.reduceat(h, start[has]) if h.size else np.zeros(0, dtype=np.uint64)
         agent_hash[has] = sums
-    scalars = _scalar_columns(instance, keys)
     key = _mix(agent_hash ^ _mix(degree.astype(np.uint64)))
     for column in scalars.T:
         key = _mix(key ^ _bits(column))
@@ -435,6 +437,37 @@ def agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) -> AgentC
     rank = np.empty(n, dtype=np.int64)
     rank[by_class] = np.arange(n) - offsets[label[by_class]]
     return AgentClasses(label, reps, size, rank)
+
+
+def _all_apart(degree, start, p_sorted, u_sorted, scalars) -> bool:
+    """Whether no two agents can share a class, told from per-agent features alone.
+
+    Members of a class share their scalars, their degree and their edge list in pool
+    order, so also its first and last edge (pool and utilities).  When those features
+    already differ for every pair of agents (their hashes are all distinct: equal
+    features hash equally), every class is a single agent: heterogeneous instances
+    skip hashing every edge (``O(n)`` instead of ``O(E)``)."""
+    n = degree.shape[0]
+    if n < 2:
+        return True
+    has = degree > 0
+    first = np.where(has, start, 0)
+    last = np.where(has, start + degree - 1, 0)
+    key = _mix(degree.astype(np.uint64))
+    if p_sorted.size:
+        for position in (first, last):
+            key = _mix(key ^ np.where(has, p_sorted[position].astype(np.uint64) + np.uint64(1), np.uint64(0)))
+            for r in range(u_sorted.shape[1]):
+                key = _mix(key ^ np.where(has, _bits(u_sorted[position, r]), np.uint64(0)))
+    for column in scalars.T:
+        key = _mix(key ^ _bits(column))
+    return np.unique(key).size == n
+
+
+def _singletons(n: int) -> AgentClasses:
+    """Every agent a class of its own (numbered by agent index)."""
+    every = np.arange(n, dtype=np.int64)
+    return AgentClasses(every, every.copy(), np.ones(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
 
 
 def _sorted_by_agent_then_pool(agent: np.ndarray, pool: np.ndarray) -> bool:
