@@ -210,16 +210,18 @@ def mostly_distinct_instances(draw):
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(inst=st.one_of(mostly_distinct_instances(), typed_instances()))
-def test_the_all_apart_shortcut_gives_the_classes_of_the_full_hash(inst):
+def test_the_feature_shortcuts_agree_with_the_full_hash(inst):
     import laissez_opt.exact.classes as classes
 
     quick = agent_classes(inst)
-    original = classes._all_apart
-    classes._all_apart = lambda *args: False
+    original = classes._feature_count
+    classes._feature_count = lambda *args: -1  # never "every agent apart": hash every edge
     try:
         full = agent_classes(inst)
     finally:
-        classes._all_apart = original
+        classes._feature_count = original
+    bound = classes.classes_lower_bound(inst)
+    assert bound is None or bound <= full.n_classes
     for name in ("label", "representative", "size", "rank"):
         assert getattr(quick, name).tolist() == getattr(full, name).tolist(), name
 
@@ -240,3 +242,19 @@ def _counting(mix, limit):
         assert np.asarray(values).size < limit, "an O(E) hash was computed"
         return mix(values)
     return counted
+
+
+def test_auto_decides_from_the_lower_bound_without_finding_the_classes(monkeypatch):
+    import laissez_opt.exact.classes as classes
+
+    # 10 agents: 6 with distinct utilities and 2 pairs of twins: 8 classes, far above half.
+    utils = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 7.0, 8.0, 8.0]
+    inst = Instance([Pool("P", count=3)], [Agent(f"a{i}") for i in range(10)],
+                    [Edge(f"a{i}", "P", u) for i, u in enumerate(utils)])
+    assert classes.classes_lower_bound(inst) == 8
+    monkeypatch.setattr(classes, "cached_agent_classes", lambda *a, **k: pytest.fail("classes were found"))
+    assert classes.classes_if_wanted(inst, "auto") == (None, False)
+    assert classes.classes_if_wanted(inst, "off") == (None, False)
+    monkeypatch.undo()
+    found, _ = classes.classes_if_wanted(inst, "on")
+    assert found is not None and found.n_classes == 8

@@ -71,7 +71,8 @@ from ..method_spec import Option
 from ..result import Result, agent_values, allocation_columns, edge_utilities
 
 __all__ = ["AgentClasses", "agent_classes", "COMPRESS_CHOICES", "compression_wanted", "compress_option",
-           "solve_on_classes", "class_estimate", "cached_agent_classes"]
+           "solve_on_classes", "class_estimate", "cached_agent_classes", "classes_if_wanted",
+           "classes_lower_bound"]
 
 #: Values of the ``compress`` option of the methods that compress.
 COMPRESS_CHOICES = ("auto", "on", "off")
@@ -271,11 +272,9 @@ def solve_on_classes(instance: Instance, compress: str, solve: Callable[[Instanc
     >>> r.details["compression"]["classes"], [round(x["amount"], 6) for x in r.allocation]
     (1, [0.75, 0.75, 0.75, 0.75])
     """
-    if compress == "off":
-        return None
     t0 = time.perf_counter()
-    classes, cached = cached_agent_classes(instance, keys)
-    if not compression_wanted(compress, classes):
+    classes, cached = classes_if_wanted(instance, compress, keys)
+    if classes is None:
         return None
     small = classes.class_instance(instance, weight=weight, work=work, integral=integral)
     t1 = time.perf_counter()
@@ -334,8 +333,8 @@ def class_estimate(estimate: Callable, *, applies: Callable[[Instance, dict], bo
             return full
         if finding_bytes(instance) > budget:
             return full  # finding the classes would itself break the budget: the plain estimate refuses
-        classes, _ = cached_agent_classes(instance, keys(instance))
-        if not compression_wanted(compress, classes):
+        classes, _ = classes_if_wanted(instance, compress, keys(instance))
+        if classes is None:
             return full
         small = classes.class_instance(instance, weight=weight, work=work, integral=integral(options))
         on_classes = estimate(small, options)
@@ -402,7 +401,7 @@ def agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) -> AgentC
     degree = np.bincount(agent, minlength=n)
     start = np.concatenate([[0], np.cumsum(degree)[:-1]])
     scalars = _scalar_columns(instance, keys)
-    if _all_apart(degree, start, p_sorted, u_sorted, scalars):
+    if _feature_count(degree, start, p_sorted, u_sorted, scalars) == n:  # every agent apart: no edge hashing
         return _singletons(n)
     # Edge hashes: the pool and every round's utility; summed per agent (edges are a set: pools are distinct).
     h = _mix(p_sorted.astype(np.uint64) + np.uint64(1))
@@ -439,17 +438,16 @@ def agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) -> AgentC
     return AgentClasses(label, reps, size, rank)
 
 
-def _all_apart(degree, start, p_sorted, u_sorted, scalars) -> bool:
-    """Whether no two agents can share a class, told from per-agent features alone.
+def _feature_count(degree, start, p_sorted, u_sorted, scalars) -> int:
+    """How many agents differ in per-agent features alone: a lower bound on the classes.
 
     Members of a class share their scalars, their degree and their edge list in pool
-    order, so also its first and last edge (pool and utilities).  When those features
-    already differ for every pair of agents (their hashes are all distinct: equal
-    features hash equally), every class is a single agent: heterogeneous instances
-    skip hashing every edge (``O(n)`` instead of ``O(E)``)."""
+    order, so also its first and last edge (pool and utilities).  Equal features hash
+    equally, so the distinct hashes are at most the distinct features, and those are at
+    most the classes.  ``O(n)`` work where finding the classes hashes every edge."""
     n = degree.shape[0]
     if n < 2:
-        return True
+        return n
     has = degree > 0
     first = np.where(has, start, 0)
     last = np.where(has, start + degree - 1, 0)
@@ -461,7 +459,43 @@ def _all_apart(degree, start, p_sorted, u_sorted, scalars) -> bool:
                 key = _mix(key ^ np.where(has, _bits(u_sorted[position, r]), np.uint64(0)))
     for column in scalars.T:
         key = _mix(key ^ _bits(column))
-    return np.unique(key).size == n
+    key.sort()  # distinct values by sorting: numpy's hashed unique is several times slower on these keys
+    return 1 + int(np.count_nonzero(key[1:] != key[:-1]))
+
+
+def classes_lower_bound(instance: Instance, keys: Sequence[np.ndarray] = ()) -> int | None:
+    """At most as many classes as :func:`agent_classes` finds, from ``O(n)`` features of each agent;
+    None when the edges are not in ``(agent, pool)`` order (sorting them costs what finding does).
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance(pools=[lo.Pool("P")], agents=[lo.Agent(a) for a in "ABC"],
+    ...                    edges=[lo.Edge("A", "P", 1.0), lo.Edge("B", "P", 2.0), lo.Edge("C", "P", 1.0)])
+    >>> classes_lower_bound(inst), agent_classes(inst).n_classes
+    (2, 2)
+    """
+    agent, pool = instance.edge_agent, instance.edge_pool
+    if not _sorted_by_agent_then_pool(agent, pool):
+        return None
+    degree = np.bincount(agent, minlength=instance.n_agents)
+    start = np.concatenate([[0], np.cumsum(degree)[:-1]])
+    return _feature_count(degree, start, pool, instance.edge_utility, _scalar_columns(instance, keys))
+
+
+def classes_if_wanted(instance: Instance, compress: str, keys: Sequence[np.ndarray] = ()):
+    """``(classes, cached)`` when ``compress`` asks to solve on the classes, else ``(None, False)``.
+
+    Under ``auto`` a lower bound on the classes above :data:`AUTO_SHARE` of the agents
+    (:func:`classes_lower_bound`) settles it without finding them: heterogeneous
+    instances pay ``O(n)`` for the question instead of hashing every edge.
+    """
+    if compress == "off":
+        return None, False
+    if compress == "auto":
+        bound = classes_lower_bound(instance, keys)
+        if bound is not None and bound > AUTO_SHARE * instance.n_agents:
+            return None, False
+    classes, cached = cached_agent_classes(instance, keys)
+    return (classes, cached) if compression_wanted(compress, classes) else (None, False)
 
 
 def _singletons(n: int) -> AgentClasses:

@@ -1190,10 +1190,10 @@ def _relaxation_on_classes(instance: Instance, compress: str, kwargs: dict) -> t
     its certified ``lo`` bounds the integral ``rho*`` below.  None when the classes do
     not pay, some candidate does not bid, or the solve gave no bound.
     """
-    from .classes import cached_agent_classes, compression_wanted
+    from .classes import classes_if_wanted
 
     work, elapsed = work_and_elapsed(instance)
-    if not compression_wanted(compress, cached_agent_classes(instance, (work, elapsed))[0]):
+    if classes_if_wanted(instance, compress, (work, elapsed))[0] is None:
         return None
     data = themis_data(instance, fractional=False, fairness_knob=0.0)
     if data.bidders.size == 0 or data.bidders.size != data.candidates.size:
