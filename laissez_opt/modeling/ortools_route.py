@@ -76,7 +76,7 @@ def _solve_min_cost_flow(model: LinearModel, time_limit, t0) -> Solution:
         costs = -costs
     left_cap = t.left_capacity.copy()
     right_cap = t.right_capacity.copy()
-    arc_cap = arcs.upper.copy()
+    arc_cap = arcs.upper  # read only: the int64 capacities below are a new array
     # Any flow is at most the total capacity of either side (a side bounds it only if all its nodes are finite).
     total = min(
         float(np.sum(right_cap)) if np.all(np.isfinite(right_cap)) else math.inf,
@@ -88,7 +88,7 @@ def _solve_min_cost_flow(model: LinearModel, time_limit, t0) -> Solution:
     big = int(min(max(total, float(lower.sum())), 2**50))
     left_cap = np.where(np.isfinite(left_cap), left_cap, big).astype(np.int64)
     right_cap = np.where(np.isfinite(right_cap), right_cap, big).astype(np.int64)
-    arc_cap = np.where(np.isfinite(arc_cap), np.minimum(arc_cap, big), big).astype(np.int64)
+    arc_cap = np.minimum(arc_cap, big).astype(np.int64)  # an infinite bound becomes big (no NaN reaches here)
     must = np.round(lower).astype(np.int64)
     scale, err = _integer_scale(costs, total)
     int_costs = np.round(costs * scale).astype(np.int64)
@@ -98,12 +98,21 @@ def _solve_min_cost_flow(model: LinearModel, time_limit, t0) -> Solution:
     n_left, n_right = left_cap.size, right_cap.size
     source, sink = n_left + n_right, n_left + n_right + 1
     flow = min_cost_flow.SimpleMinCostFlow()
-    tails = np.concatenate([np.full(n_left, source), t.left[useful], n_left + np.arange(n_right), [source]])
-    heads = np.concatenate([np.arange(n_left), n_left + t.right[useful], np.full(n_right, sink), [sink]])
+    # Arcs: source -> left nodes, the useful edges, right nodes -> sink, source -> sink.  Filled in
+    # place (tens of millions of edges: no concatenated temporaries, no gather when all are useful).
+    every = bool(useful.all())
+    pick = (lambda a: a) if every else (lambda a: a[useful])  # noqa: E731
+    k = arcs.size if every else int(np.count_nonzero(useful))
+    mid, end = slice(n_left, n_left + k), n_left + k
+    tails, heads, caps, unit = (np.empty(end + n_right + 1, dtype=np.int64) for _ in range(4))
+    tails[:n_left], tails[mid], tails[end:-1], tails[-1] = source, pick(t.left), n_left + np.arange(n_right), source
+    heads[:n_left], heads[mid], heads[end:-1], heads[-1] = np.arange(n_left), pick(t.right), sink, sink
+    heads[mid] += n_left
     # A left node's lower bound l is its own supply; the source tops it up to its capacity u (arc u - l).
-    caps = np.concatenate([left_cap - must, arc_cap[useful], right_cap, [big]])
-    unit = np.concatenate([np.zeros(n_left, np.int64), int_costs[useful], np.zeros(n_right + 1, np.int64)])
+    caps[:n_left], caps[mid], caps[end:-1], caps[-1] = left_cap - must, pick(arc_cap), right_cap, big
+    unit[:n_left], unit[mid], unit[end:] = 0, pick(int_costs), 0
     flow.add_arcs_with_capacity_and_unit_cost(tails, heads, caps, unit)
+    del tails, heads, caps, unit
     supplies = np.zeros(n_left + n_right + 2, dtype=np.int64)
     supplies[:n_left] = must
     supplies[source], supplies[sink] = big - int(must.sum()), -big
@@ -116,11 +125,12 @@ def _solve_min_cost_flow(model: LinearModel, time_limit, t0) -> Solution:
         if status == flow.INFEASIBLE:
             return Solution("infeasible", None, None, None, None, "ortools", "ortools-min-cost-flow", build_s, solve_s, str(status))
         raise NoSolutionError(f"OR-Tools min-cost flow returned status {status}")
-    middle = np.arange(n_left, n_left + int(useful.sum()))
     values = np.zeros(model.n_cols)
-    arc_values = np.zeros(arcs.size)
-    arc_values[np.flatnonzero(useful)] = flow.flows(middle)
-    values[arcs.slice] = arc_values
+    carried = flow.flows(np.arange(n_left, end))
+    if every:
+        values[arcs.slice] = carried
+    else:
+        values[arcs.slice][useful] = carried
     objective = model.objective_value(values)
     # With rounded costs, any flow's true value is within err per unit of its rounded value.
     slack = 2.0 * err * total
