@@ -3,7 +3,7 @@
 Layers, lowest first (a module may import from its own unit, meaning its own
 subpackage or module, and from any lower layer):
 
-* L0  ``errors``, ``jit`` (the numba switch of the numeric kernels)
+* L0  ``errors``, ``jit`` (the numba switch of the numeric kernels), ``arrays`` (sorting-based array helpers)
 * L1  ``limits``, ``method_spec``, ``display`` (run bounds, method declarations, how reports are shown)
 * L2  ``instance`` (the typed instance graph)
 * L3  ``result``, ``shares``, ``starts`` (records, reference shares and quick feasible allocations)
@@ -36,6 +36,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "laissez_opt"
 LAYERS = {
     "errors": 0,
     "jit": 0,
+    "arrays": 0,
     "limits": 1,
     "method_spec": 1,
     "display": 1,

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..arrays import distinct
 from ..instance import Instance
 from ..result import AgentValues, Result
 
@@ -589,12 +590,12 @@ def _verify_columns(instance: Instance, result: Result, tol: float) -> Verificat
     objective = None
     method = result.method
     if method == "min_cost":
-        pairs = np.unique(agent[running] * m + pool[running])
+        pairs = distinct(agent[running] * m + pool[running])
         placements = np.bincount(pairs // m, minlength=n)
         _check(placements <= 1)
         required = np.fromiter(map(operator.attrgetter("required"), instance.agents), dtype=bool, count=n)
         _check(~required | (placements > 0))
-        cost = instance.edge_cost[np.unique(edge[running])]
+        cost = instance.edge_cost[distinct(edge[running])]
         objective = float(np.where(np.isnan(cost), 0.0, cost).sum())
         _agrees(result.objective, objective, tol)
     if method == "vcg":

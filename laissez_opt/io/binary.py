@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arrays import has_repeats
 from ..errors import InputError
 from ..instance import (
     MAX_INTEGER, MAX_MAGNITUDE, Edge, Instance, _check_head, _finite, _text,
@@ -516,7 +517,7 @@ def _tasks(archive: _Archive, n: int) -> list:
         codes = {}
         code = np.fromiter((codes.setdefault(k, len(codes)) for k in kinds), np.int64, len(kinds))
         key = owner * len(codes) + code
-        if np.unique(key).size != key.size:
+        if has_repeats(key):
             order = np.argsort(key, kind="stable")
             repeat = order[1:][key[order][1:] == key[order][:-1]][0]
             raise archive.error(f"agent_task_kind[{int(repeat)}]", f"resource kind {kinds[repeat]!r} given twice "
@@ -543,7 +544,7 @@ def _edges(archive: _Archive, n: int, rounds: int, ids: list, pools: tuple, view
             raise archive.error(f"{name}[{k}]", f"{int(codes[k])} is not a {what} (codes run from 0 to {limit - 1})")
     agent, pool = agent.astype(np.int64), pool.astype(np.int64)
     key = agent * m + pool
-    if e_count > 1 and not bool(np.all(key[1:] > key[:-1])) and np.unique(key).size != e_count:
+    if e_count > 1 and not bool(np.all(key[1:] > key[:-1])) and has_repeats(key):
         order = np.argsort(key, kind="stable")
         same = key[order][1:] == key[order][:-1]
         j = int(np.argmax(same))

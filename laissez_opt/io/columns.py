@@ -33,6 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..arrays import has_repeats
 from ..instance import MAX_INTEGER, MAX_MAGNITUDE, Agent, Edge, Instance, Pool, _check_head, _check_vector, _finite
 
 __all__ = ["loads_fast", "instance_fast", "instance_from_columns", "ids_are_valid"]
@@ -496,7 +497,7 @@ def _edge_columns(edges: list, every: frozenset, some: frozenset, rounds: int, a
         return None
     # Found in the indexes: the ids named are the agents' and pools' own strings, checked already.
     key = agent * m + pool
-    if n_edges > 1 and not bool(np.all(key[1:] > key[:-1])) and np.unique(key).size != n_edges:
+    if n_edges > 1 and not bool(np.all(key[1:] > key[:-1])) and has_repeats(key):
         return None
     raw = list(map(itemgetter("utility"), edges))
     kinds = set(map(type, raw))
@@ -618,7 +619,7 @@ def instance_from_columns(
     if n_edges and (edge_agent.min() < 0 or edge_agent.max() >= n or edge_pool.min() < 0 or edge_pool.max() >= m):
         return None
     key = edge_agent * m + edge_pool
-    if n_edges > 1 and not bool(np.all(key[1:] > key[:-1])) and np.unique(key).size != n_edges:
+    if n_edges > 1 and not bool(np.all(key[1:] > key[:-1])) and has_repeats(key):
         return None
     weights = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64)
     demands = np.full(n, -1, np.int64) if demand is None else np.asarray(demand, dtype=np.int64)
