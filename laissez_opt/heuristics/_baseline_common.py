@@ -188,7 +188,8 @@ class Picker:
     order; edges with ``score <= 0`` are not wanted; so are all edges of agents
     not in ``allowed`` (when given).  ``counts`` are the free devices per pool
     (default ``k_c``).  :meth:`pick` gives agent ``i`` one device of its most
-    preferred pool with a free device and returns that edge, or ``-1``.
+    preferred pool with a free device and returns that edge, or ``-1``;
+    :meth:`take` gives it many at once, pool by pool.
     """
 
     def __init__(self, instance: Instance, score: np.ndarray, *, allowed: Sequence[int] | None = None, counts=None):
@@ -242,7 +243,7 @@ class Picker:
         while count > 0 and self.can_pick(i):
             p = self.ptr[i]
             k = min(count, self.rem[self.pool[p]])
-            self._spend(self.pool[p], k)
+            self.spend(self.pool[p], k)
             out.append((self.edge[p], k))
             count -= k
         return out
@@ -251,7 +252,8 @@ class Picker:
         """The pool agent ``i`` takes its next device from, or ``-1`` when it wants none that is free."""
         return self.pool[self.ptr[i]] if self.can_pick(i) else -1
 
-    def _spend(self, c: int, k: int) -> None:
+    def spend(self, c: int, k: int) -> None:
+        """Hand out ``k`` free devices of pool ``c`` (bulk steps that know the pool has them)."""
         self.rem[c] -= k
         self.left -= k
         self.steps += 1
@@ -339,7 +341,7 @@ def draft_cycles(picker: Picker, queue: list[int], target, held: dict[int, int],
         if cycles > 0:
             for i, c in zip(queue, heads):
                 e = picker.edge[picker.ptr[i]]
-                picker._spend(c, cycles)
+                picker.spend(c, cycles)
                 held[i] += cycles
                 picks.append((i, e, cycles))
             queue = [i for i in queue if held[i] < target[i]]

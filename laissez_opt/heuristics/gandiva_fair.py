@@ -203,7 +203,7 @@ def _stride_jump(picker, heap, passes, stride, caps, held, picks) -> int:
     for (i, c), m in zip(live, counts(low)):
         if m:
             picks.append((i, picker.edge[picker.ptr[i]], m))
-            picker._spend(c, m)
+            picker.spend(c, m)
             held[i] += m
             passes[i] += m * stride[i]
             handed += m
