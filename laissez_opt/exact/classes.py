@@ -363,7 +363,13 @@ def cached_agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) ->
     >>> [cached_agent_classes(inst)[1] for _ in range(2)]
     [False, True]
     """
-    digest = hashlib.blake2b(digest_size=16)
+    return _kept(instance, "classes", keys, agent_classes)
+
+
+def _kept(instance: Instance, what: str, keys: Sequence[np.ndarray], find: Callable):
+    """``(find(instance, keys), whether it was kept from before)``, kept on the instance under ``what``
+    and the keys' contents (instances are immutable)."""
+    digest = hashlib.blake2b(what.encode(), digest_size=16)
     for key in keys:
         column = np.ascontiguousarray(key)
         digest.update(f"{column.dtype.str}{column.shape}".encode())
@@ -372,7 +378,7 @@ def cached_agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) ->
     found = store.get(digest.hexdigest())
     if found is not None:
         return found, True
-    found = store[digest.hexdigest()] = agent_classes(instance, keys)
+    found = store[digest.hexdigest()] = find(instance, keys)
     return found, False
 
 
@@ -392,21 +398,13 @@ def agent_classes(instance: Instance, keys: Sequence[np.ndarray] = ()) -> AgentC
     [0, 1, 2]
     """
     n = instance.n_agents
-    agent, pool = instance.edge_agent, instance.edge_pool
-    util = instance.edge_utility
-    if _sorted_by_agent_then_pool(agent, pool):
-        a_sorted, p_sorted, u_sorted = agent, pool, util  # as readers and generators lay them out: no sort
-    else:
-        order = np.lexsort((pool, agent))
-        a_sorted, p_sorted, u_sorted = agent[order], pool[order], util[order]
-    degree = np.bincount(agent, minlength=n)
-    start = np.concatenate([[0], np.cumsum(degree)[:-1]])
+    _, a_sorted, p_sorted, u_sorted, degree, start = _edge_layout(instance, sort=True)
     scalars = _scalar_columns(instance, keys)
     if _feature_count(degree, start, p_sorted, u_sorted, scalars) == n:  # every agent apart: no edge hashing
         return _singletons(n)
     # Edge hashes: the pool and every round's utility; summed per agent (edges are a set: pools are distinct).
     h = _mix(p_sorted.astype(np.uint64) + np.uint64(1))
-    for r in range(util.shape[1]):
+    for r in range(u_sorted.shape[1]):
         h = _mix(h ^ _bits(u_sorted[:, r]))
     agent_hash = np.zeros(n, dtype=np.uint64)
     has = degree > 0
@@ -473,12 +471,23 @@ def classes_lower_bound(instance: Instance, keys: Sequence[np.ndarray] = ()) -> 
     >>> classes_lower_bound(inst), agent_classes(inst).n_classes
     (2, 2)
     """
-    agent, pool = instance.edge_agent, instance.edge_pool
-    if not _sorted_by_agent_then_pool(agent, pool):
+    in_order, _, pool, util, degree, start = _edge_layout(instance, sort=False)
+    if not in_order:
         return None
-    degree = np.bincount(agent, minlength=instance.n_agents)
+    return _feature_count(degree, start, pool, util, _scalar_columns(instance, keys))
+
+
+def _edge_layout(instance: Instance, *, sort: bool):
+    """``(in_order, agent, pool, utility, degree, start)``: the edges in ``(agent, pool)`` order (sorted
+    when they are not and ``sort``), each agent's edge count and first position in that order."""
+    agent, pool, util = instance.edge_agent, instance.edge_pool, instance.edge_utility
+    in_order = _sorted_by_agent_then_pool(agent, pool)  # as readers and generators lay them out: no sort
+    if not in_order and sort:
+        order = np.lexsort((pool, agent))
+        agent, pool, util = agent[order], pool[order], util[order]
+    degree = np.bincount(instance.edge_agent, minlength=instance.n_agents)
     start = np.concatenate([[0], np.cumsum(degree)[:-1]])
-    return _feature_count(degree, start, pool, instance.edge_utility, _scalar_columns(instance, keys))
+    return in_order, agent, pool, util, degree, start
 
 
 def classes_if_wanted(instance: Instance, compress: str, keys: Sequence[np.ndarray] = ()):
@@ -491,7 +500,7 @@ def classes_if_wanted(instance: Instance, compress: str, keys: Sequence[np.ndarr
     if compress == "off":
         return None, False
     if compress == "auto":
-        bound = classes_lower_bound(instance, keys)
+        bound, _ = _kept(instance, "lower bound", keys, classes_lower_bound)  # the estimate's, for the solve
         if bound is not None and bound > AUTO_SHARE * instance.n_agents:
             return None, False
     classes, cached = cached_agent_classes(instance, keys)

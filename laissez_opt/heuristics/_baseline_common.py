@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -334,9 +335,7 @@ def draft_cycles(picker: Picker, queue: list[int], target, held: dict[int, int],
         heads = [c for c in heads if c >= 0]
         if not queue:
             return
-        drawing: dict[int, int] = {}
-        for c in heads:
-            drawing[c] = drawing.get(c, 0) + 1
+        drawing = Counter(heads)
         cycles = min(min(target[i] - held[i] for i in queue), min(picker.rem[c] // n for c, n in drawing.items()))
         if cycles > 0:
             for i, c in zip(queue, heads):

@@ -187,12 +187,12 @@ def _stride_jump(picker, heap, passes, stride, caps, held, picks) -> int:
             out.append(m)
         return out
 
-    if counts(max(passes[i] for i, _ in live)) is None:
+    low = max(passes[i] for i, _ in live)  # safe once every agent has one more turn
+    if counts(low) is None:
         return 0  # not even one turn each without a change: the single turns go on
-    low = max(passes[i] for i, _ in live)
     # Unsafe: one pick past an agent's demand, or more picks than any pool holds.
     high = min(min(passes[i] + (caps[i] - held[i]) * stride[i] for i, _ in live),
-               max(passes[i] for i, _ in live) + max(stride[i] for i, _ in live) * (picker.left + 1))
+               low + max(stride[i] for i, _ in live) * (picker.left + 1))
     while high - low > 1:
         mid = (low + high) // 2
         if counts(mid) is None:
