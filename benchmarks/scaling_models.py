@@ -126,6 +126,16 @@ def gavel_caps(n: int):
     return integral_instance("gavel", n)
 
 
+def drf_jobs(n: int):
+    """``generate("gavel", n, 3, priorities=True)`` with ``ceil(0.45 n)`` GPUs per pool: contested (1.35 n GPUs
+    for about 1.9 n demanded), weights 1 and 5, so the whole-task leximin has several levels."""
+    import laissez_opt as lo
+
+    inst = lo.generate("gavel", n, 3, seed=0, priorities=True)
+    pools = [dataclasses.replace(p, count=math.ceil(0.45 * n)) for p in inst.pools]
+    return lo.Instance(pools, inst.agents, inst.edges, rounds=inst.rounds, name=f"{inst.name}-gpus-0.45n")
+
+
 def themis_jobs(n: int):
     """``themis_scaling.workload("gavel", "large", n, 3)``: works and elapsed times on the Gavel types."""
     from themis_scaling import workload
@@ -354,8 +364,8 @@ def _models() -> list[Model]:
               themis_jobs, 64, 1 << 16, "exact", ("maxmin-lp",), (16, 32, 64)),
         Model("drf_frac", "drf", {"fractional": True}, "jobs, gavel family, 3 types", gavel, 256, 1 << 20, "exact",
               ("maxmin-lp",), (64, 128, 256)),
-        Model("drf_int", "drf", {"fractional": False}, "jobs, gavel family, 3 types", gavel, 8, 1 << 12, "exact",
-              ("maxmin-lp",), (4, 8, 16)),
+        Model("drf_int", "drf", {"fractional": False}, "jobs, gavel family, 3 types, weights 1 and 5, 0.45 n GPUs a pool",
+              drf_jobs, 8, 1 << 20, "exact", ("maxmin-lp",), (4, 8, 16)),
         Model("migration", "migration", {}, start=4, cap=1 << 12, **multi),
         Model("migration_free", "migration_free", {}, start=4, cap=1 << 12, **multi),
         Model("backlog", "backlog", {}, "agents, gavel family, 3 types, 10 rounds, Poisson(1) arrivals", gavel_queues,

@@ -85,10 +85,14 @@ def test_integral_drf_with_more_jobs_than_devices_proves_its_minimum():
     proven without a solve (bound 0, gap 0) whatever the time limit leaves of the higher levels."""
     inst = lo.generate("gavel", 32, 3, seed=0)
     assert max_placed_tasks(inst) == 18
-    r = lo.solve(inst, "drf", time_limit=2)
+    r = lo.solve(inst, "drf", time_limit=2, flow="off")
     assert r.details["steps_settled_at_zero"] == 14
     assert r.objective == 0.0 and r.bound == 0.0 and r.gap == 0.0
     assert r.verified
+    # The count flow (the default for interchangeable tasks) proves the whole leximin.
+    exact = lo.solve(inst, "drf")
+    assert exact.status == "optimal" and exact.verified and exact.route.startswith("ortools-max-flow")
+    assert sum(exact.details["tasks"].values()) == 18 and exact.objective == 0.0
 
 
 # ------------------------------------------------------------------ hypothesis: references
@@ -129,8 +133,8 @@ def test_integral_drf_agrees_with_enumeration(inst, basis):
         return
     best = brute_force_leximin(poly)
     part = {poly.ids[i] for i in taking_part(poly, integral=True)}
-    for solver in ("highs", "ortools"):
-        r = lo.solve(inst, "drf", solver=solver, capacity_basis=basis)
+    for solver, flow in (("highs", "off"), ("ortools", "off"), ("highs", "auto")):
+        r = lo.solve(inst, "drf", solver=solver, capacity_basis=basis, flow=flow)
         assert r.status == "optimal" and r.verified
         got = sorted(v for a, v in r.details["leximin"].items() if a in part)
         assert len(got) == len(best) and all(abs(x - y) <= 1e-6 * max(1, abs(y)) for x, y in zip(got, best)), (solver, got, best)
