@@ -55,7 +55,8 @@ from pathlib import Path
 import numpy as np
 
 from laissez_opt.io.jsonfile import write_atomic
-from laissez_opt.partition.core import Problem, equal_share_normalizer, leximin_part, part_tasks
+from laissez_opt.partition.core import Problem, equal_share_normalizer, part_tasks
+from laissez_opt.partition.levels import leximin_part
 from laissez_opt.partition.run import solve_arrays
 from laissez_opt.partition.themis import themis_arrays
 

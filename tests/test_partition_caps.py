@@ -18,7 +18,7 @@ import laissez_opt as lo
 from laissez_opt.analysis.verify import verify
 from laissez_opt.errors import InputError
 from laissez_opt.partition import Problem, solve_arrays
-from laissez_opt.partition.core import leximin_part
+from laissez_opt.partition.levels import leximin_part
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True, max_examples=60)
 

@@ -17,7 +17,8 @@ import laissez_opt as lo
 from laissez_opt.analysis.verify import verify
 from laissez_opt.errors import InputError
 from laissez_opt.partition import Problem, solve_arrays
-from laissez_opt.partition.core import check_feasible, leximin_part, part_tasks
+from laissez_opt.partition.core import check_feasible, part_tasks
+from laissez_opt.partition.levels import leximin_part
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True, max_examples=20)
 

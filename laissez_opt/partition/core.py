@@ -33,12 +33,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ..exact.leximin import value_unit
 from ..modeling import LinearModel, solve_model
 
 __all__ = ["Problem", "PART_METHODS", "split_agents", "split_capacity", "part_tasks", "solve_part",
            "lagrangian_bound", "merge", "build_part", "price_task", "check_feasible", "inner_maximum", "price_candidates", "refine_prices",
-           "equal_share_normalizer", "objective_of", "participants", "leximin_part"]
+           "equal_share_normalizer", "objective_of", "participants", "max_t_model"]
 
 #: Methods the array core solves per part: ``welfare`` (the LP), ``maxmin`` (leximin levels), ``themis``
 #: (fractional ``min max rho``, :mod:`laissez_opt.partition.themis`).
@@ -250,7 +249,7 @@ def solve_part(task: dict) -> dict:
     """Solve one part (a task of :func:`part_tasks`, model :func:`build_part`) with HiGHS; arrays and duals.
 
     ``task["levels"]`` (maxmin) ``"all"``: every leximin level, ``"first"``: the max-min LP
-    only, both by :func:`leximin_part`; unset: the max-min LP of :func:`build_part`.
+    only, both by :func:`laissez_opt.partition.levels.leximin_part`; unset: the max-min LP of :func:`build_part`.
     ``task["flow"]`` (welfare): OR-Tools min-cost flow, much faster, without duals
     (``prices`` None; costs scaled to integers, so ``status`` may be ``feasible``
     within the rounding bound the route states).
@@ -265,6 +264,8 @@ def solve_part(task: dict) -> dict:
     ('optimal', 0.9, [1.0, 0.0])
     """
     if task["method"] == "maxmin" and task.get("levels") in ("all", "first"):
+        from .levels import leximin_part
+
         return leximin_part(task)
     if task["method"] == "themis":
         from .themis import themis_part
@@ -488,15 +489,6 @@ def participants(problem: Problem) -> np.ndarray:
     return can
 
 
-#: A level dual counts as nonzero above this (the free rows' duals sum to 1).
-DUAL_NONZERO = 1e-9
-
-
-def _value_tol(level: float, a_max: np.ndarray) -> np.ndarray:
-    """How far above ``level`` a value must be to count as above it (relative, and per agent's largest ``a_e``)."""
-    return 1e-7 * max(1.0, abs(level)) + 1e-6 * a_max
-
-
 def max_t_model(edge_agent: np.ndarray, edge_pool: np.ndarray, coef: np.ndarray, capacity: np.ndarray,
                 demands: np.ndarray, upper: np.ndarray, agents: np.ndarray, *, t_lower: float):
     """A HiGHS model of ``max t`` s.t. ``sum_i x_ic <= k_c``, ``sum_c x_ic <= d_i`` (finite ``d_i``) and
@@ -543,254 +535,3 @@ def max_t_model(edge_agent: np.ndarray, edge_pool: np.ndarray, coef: np.ndarray,
                 np.ascontiguousarray(indptr[:-1], dtype=np.int32), np.ascontiguousarray(rows, dtype=np.int32),
                 np.ascontiguousarray(vals, dtype=np.float64), np.zeros(n_edges + 1, dtype=np.int32))
     return h, row_of, base
-
-
-def leximin_part(task: dict) -> dict:
-    """Fractional leximin of one part by waterfilling on one warm-started HiGHS model.
-
-    Level ``l`` solves ``max t`` s.t. ``sum_{e of i} a_e x_e - t >= 0`` for the free
-    agents, ``sum_{e of i} a_e x_e >= ell_j`` for the frozen ones, ``capacity`` and
-    ``demand`` (the part's blocks, :func:`build_part`); then it freezes at
-    ``ell_i = t*`` every free agent certified stuck: a nonzero ``level`` dual
-    (complementary slackness: the row is tight in every optimum) or a standalone
-    maximum ``v_i^max <= t*`` (Radunovic & Le Boudec, ToN 2007).  At least one
-    agent freezes per LP, so at most one LP per agent; each LP starts from the
-    previous basis (the first by interior point with crossover, the later ones by
-    primal simplex without presolve; a level that ends in numerical trouble is solved
-    again from scratch by dual simplex).
-
-    ``task["levels"] == "first"`` stops after the first LP (the max-min value), solved
-    by interior point without crossover (no later level needs its basis).
-    ``task["caps"]`` (default True): after a level at which every frozen agent was at
-    its standalone maximum, :func:`_cap_search` freezes by capped LPs every free agent
-    that all leximin optima hold at ``v_i^max`` (exact; often about ``log2`` of their
-    number in LPs instead of one per agent); False runs the plain loop.  ``cap_lps`` and
-    ``cap_frozen`` count its LPs (included in ``lps``) and the agents it froze.
-    Returns the fields of :func:`solve_part` with the FIRST level's duals
-    (``prices``, ``lam``: the max-min bound is proven for the first level) and
-    ``levels`` (``t*`` of each LP), ``lps``, ``values`` (``v_i`` per local agent).
-    Values are in the units of ``a_e``; agents with ``v_i^max = 0`` get 0.
-
-    >>> t = {"part": 0, "method": "leximin", "edge_agent": np.array([0, 0, 1]), "edge_pool": np.array([0, 1, 0]),
-    ...      "coef": np.array([1.0, 1.0, 1.0]), "demands": np.array([2.0, 0.5]), "capacity": np.array([1.0, 1.0])}
-    >>> out = leximin_part(t)     # agent 1 stops at its demand 0.5; agent 0 then takes the rest
-    >>> out["values"].round(6).tolist(), [round(v, 6) for v in out["levels"]]
-    ([1.5, 0.5], [0.5, 1.5])
-    """
-    import highspy
-
-    start, cpu = time.perf_counter(), time.process_time()
-    edge_agent, edge_pool = task["edge_agent"], task["edge_pool"]
-    demands = task["demands"].astype(np.float64)
-    capacity = task["capacity"].astype(np.float64)
-    n_local, n_pools, n_edges = demands.shape[0], capacity.shape[0], edge_agent.shape[0]
-    unit = value_unit(task["coef"]) if n_edges else 1.0
-    coef = task["coef"] * unit
-    upper = np.minimum(demands[edge_agent], capacity[edge_pool])
-    upper[coef <= 0] = 0.0
-    # v_i^max: the agent alone, its best edges first up to d_i devices (a fractional knapsack).
-    alone = Problem(edge_agent, edge_pool, np.ones(n_edges), capacity, np.ones(n_local), demands, coef)
-    vmax = inner_maximum(alone, np.where(upper > 0, coef, 0.0))
-    included = vmax > 0
-    rows_agent = np.flatnonzero(included)
-    # Rows: capacity (m), demand (finite d_i), level (agents with v_i^max > 0).  Columns: x (E), t >= 0.
-    h, row_of, base_l = max_t_model(edge_agent, edge_pool, coef, capacity, demands, upper, rows_agent,
-                                    t_lower=0.0)
-    inf = highspy.kHighsInf
-    a_max = np.zeros(n_local)
-    np.maximum.at(a_max, edge_agent, np.where(upper > 0, coef, 0.0))
-    free = included.copy()
-    levels, frozen_per_level = [], []
-    first = {"prices": None, "lam": None, "status": "optimal"}
-    status, values, x = "optimal", np.zeros(n_local), np.zeros(n_edges)
-    lps = retries = 0
-    _set_lp(h, warm=False, crossover=task.get("levels") != "first")
-    caps = task.get("caps", True)
-    if not isinstance(caps, bool):
-        raise InputError(f"caps must be true or false, got {caps!r}", path="option caps")
-    cap_lps = cap_frozen = 0
-    restored = False
-    while free.any():
-        h.run()
-        lps += 1
-        if restored:
-            h.setOptionValue("simplex_strategy", 4)
-            restored = False
-        model_status = h.getModelStatus()
-        if model_status != highspy.HighsModelStatus.kOptimal:
-            # Numerical trouble (a warm start ending "infeasible" although the previous optimum
-            # is feasible by construction, an interior point short of its tolerances): this level
-            # again from scratch by the dual simplex method with presolve.
-            h.clearSolver()
-            h.setOptionValue("solver", "simplex")
-            h.setOptionValue("presolve", "choose")
-            h.setOptionValue("simplex_strategy", 1)
-            h.run()
-            model_status = h.getModelStatus()
-            _set_lp(h, warm=True)
-            retries += 1
-        if model_status != highspy.HighsModelStatus.kOptimal:
-            # Keep the last level's optimum: feasible, with every level before this one exact.
-            status = f"stopped at level {lps}: HiGHS {h.modelStatusToString(model_status)}"
-            break
-        sol = h.getSolution()
-        col = np.asarray(sol.col_value)
-        row_dual = np.asarray(sol.row_dual)
-        tstar = float(col[n_edges])
-        x = np.clip(col[:n_edges], 0.0, upper)
-        values = np.bincount(edge_agent, weights=coef * x, minlength=n_local)
-        level_dual = np.abs(row_dual[base_l:])
-        if lps == 1:
-            # HiGHS's duals of a maximisation: >= 0 on binding <= rows, <= 0 on binding >= rows.
-            first["prices"] = np.clip(row_dual[:n_pools], 0.0, None)
-            lam = np.zeros(n_local)
-            lam[rows_agent] = np.clip(-row_dual[base_l:], 0.0, None)
-            first["lam"] = lam
-            first["objective"] = tstar / unit
-            _set_lp(h, warm=True)
-            if task.get("levels") == "first":
-                levels.append(tstar / unit)
-                frozen_per_level.append(int(np.count_nonzero(level_dual > DUAL_NONZERO)))
-                break
-        tol = _value_tol(tstar, a_max)
-        stuck = free & (vmax <= tstar + tol)
-        # A nonzero dual: the row is tight in every optimum (complementary slackness).
-        stuck |= free & _scatter_rows(level_dual > DUAL_NONZERO, rows_agent, n_local) & (values <= tstar + tol)
-        if not stuck.any():  # no certificate numerically: freeze the lowest free agents
-            stuck = free & (values <= values[free].min() + tol)
-        idx = np.flatnonzero(stuck)
-        level_rows = (base_l + row_of[idx]).astype(np.int32)
-        for r in level_rows.tolist():
-            h.changeCoeff(r, n_edges, 0.0)
-        floor = np.minimum(np.minimum(tstar, vmax[idx]), values[idx])
-        floor = floor - 1e-9 * np.maximum(1.0, np.abs(floor))  # a hair below: the current point stays feasible
-        h.changeRowsBounds(idx.size, level_rows, floor, np.full(idx.size, inf))
-        chain = bool(np.all(vmax[idx] <= tstar + tol[idx]))  # every frozen agent at its own maximum
-        free &= ~stuck
-        levels.append(tstar / unit)
-        frozen_per_level.append(int(idx.size))
-        if caps and chain and free.any():
-            # The level was held by the agents' own standalone maxima: the next levels are
-            # likely more of them.  Find by capped LPs the longest run of free agents (by
-            # v_i^max) that can all get their maxima while the others reach the largest of
-            # them, and freeze it at once (the capping lemma, models/partition.md).
-            found = _cap_search(h, free, vmax, row_of, base_l, n_edges, edge_agent, coef, upper)
-            cap_lps += found["lps"]
-            lps += found["lps"]
-            cap_frozen += found["frozen"]
-            if found["x"] is not None:
-                x = found["x"]  # the last allocation meeting every floor
-            if found["failed"]:
-                h.setOptionValue("simplex_strategy", 1)  # rows restored: the basis stays dual feasible
-                restored = True
-    x, repaired = _repair(x, edge_agent, edge_pool, capacity, demands)
-    values = np.bincount(edge_agent, weights=coef * x, minlength=n_local)
-    return {"part": task["part"], "status": status, "objective": first.get("objective"), "x": x,
-            "prices": None if first["prices"] is None else first["prices"] / unit,
-            "lam": first["lam"], "can": included, "values": values / unit, "levels": levels,
-            "frozen_per_level": frozen_per_level, "lps": lps, "retries": retries, "repaired": repaired,
-            "cap_lps": cap_lps, "cap_frozen": cap_frozen,
-            "seconds": time.perf_counter() - start, "cpu_s": time.process_time() - cpu}
-
-
-def _cap_search(h, free, vmax, row_of, base_l, n_edges, edge_agent, coef, upper) -> dict:
-    """Freeze at their standalone maxima ``v_i^max`` all free agents that every leximin optimum holds there.
-
-    A probe at ``T`` (a free agent's ``v_i^max``) caps the free agents with
-    ``v_i^max <= T``: their level rows become ``v_i - t >= v_i^max - T``, the others
-    keep ``v_i - t >= 0``.  Since ``v_i <= v_i^max``, the optimum ``phi(T)`` of ``max t``
-    is at most ``T``.  With ``tau`` the smallest leximin value among the free agents
-    below their maxima, ``models/partition.md`` proves: the probe succeeds
-    (``phi(T) = T``) if and only if ``T <= tau``, and then every leximin optimum gives
-    each capped agent ``v_i^max`` (they are frozen there); a failed probe bounds
-    ``tau <= phi(T) < T``.  The search gallops (``1, 2, 4, ...`` more agents by
-    ``v_i^max``) until a probe fails, then probes the largest ``v_i^max <= phi(T)``:
-    a success there freezes every agent below ``tau``; a failure lowers the bound.
-    A failed probe's rows are restored (lower bound 0).  Returns ``lps``,
-    ``frozen``, ``failed`` (the model was left after a failed probe) and ``x``, the
-    allocation of the last successful probe (None if none).
-    """
-    import highspy
-
-    inf = highspy.kHighsInf
-    out = {"lps": 0, "frozen": 0, "failed": False, "x": None}
-    step, bound = 1, None  # bound: the smallest phi(T) of a failed probe, >= tau
-    while True:
-        idx = np.flatnonzero(free)
-        if idx.size == 0:
-            return out
-        order = idx[np.argsort(vmax[idx], kind="stable")]
-        if bound is None:
-            top = float(vmax[order[min(step, order.size) - 1]])
-        else:
-            below = vmax[order] <= bound * (1.0 + 1e-9)
-            if not below.any():
-                return out  # every free agent's maximum is above tau: the next level is a contested one
-            top = float(vmax[order[np.flatnonzero(below)[-1]]])
-        capped = order[vmax[order] <= top]
-        rows = (base_l + row_of[capped]).astype(np.int32)
-        h.changeRowsBounds(capped.size, rows, vmax[capped] - top, np.full(capped.size, inf))
-        h.run()
-        out["lps"] += 1
-        ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-        col = np.asarray(h.getSolution().col_value) if ok else None
-        if ok and col[n_edges] >= top - 1e-7 * max(1.0, abs(top)):
-            x = np.clip(col[:n_edges], 0.0, upper)
-            v = np.bincount(edge_agent, weights=coef * x, minlength=free.shape[0])
-            for r in rows.tolist():
-                h.changeCoeff(r, n_edges, 0.0)
-            floor = np.minimum(vmax[capped], v[capped])
-            floor = floor - 1e-9 * np.maximum(1.0, np.abs(floor))
-            h.changeRowsBounds(capped.size, rows, floor, np.full(capped.size, inf))
-            free[capped] = False
-            out.update(x=x, failed=False)
-            out["frozen"] += int(capped.size)
-            step *= 2
-            continue
-        h.changeRowsBounds(capped.size, rows, np.zeros(capped.size), np.full(capped.size, inf))
-        out["failed"] = True
-        if not ok:
-            return out  # no bound from a probe in numerical trouble: the plain levels go on
-        bound = float(col[n_edges]) if bound is None else min(bound, float(col[n_edges]))
-
-
-def _set_lp(h, warm: bool, crossover: bool = True) -> None:
-    """HiGHS options of a level LP: the first by interior point with crossover to a vertex (the dual
-    simplex method took 10x longer on some parts), later ones by primal simplex from the previous
-    level's basis, without presolve.  ``crossover=False`` (a run of the first level alone: no later
-    level starts from its basis) keeps the interior point's solution, about a fifth fewer CPU seconds
-    on the parts of a 10^6 x 10^3 split; its small excesses over a capacity or a demand are scaled
-    away by :func:`_repair`, and the bound needs no vertex.  That run also skips presolve: after
-    presolve, HiGHS's interior point without crossover ends with status "unknown" on these LPs (the
-    postsolved duals are infeasible), which the level loop would have to solve again by simplex."""
-    if not warm:
-        h.setOptionValue("solver", "ipm")
-        h.setOptionValue("run_crossover", "on" if crossover else "off")
-        h.setOptionValue("presolve", "choose" if crossover else "off")
-    else:
-        # The previous basis stays primal feasible after a freeze (the floors sit a hair
-        # below the values): primal simplex from it, no presolve.
-        h.setOptionValue("solver", "simplex")
-        h.setOptionValue("presolve", "off")
-        h.setOptionValue("simplex_strategy", 4)
-
-
-def _repair(x, edge_agent, edge_pool, capacity, demands) -> tuple[np.ndarray, float]:
-    """``x`` scaled down where an interior point left a pool or a demand over by its tolerance; the largest excess."""
-    used = np.bincount(edge_pool, weights=x, minlength=capacity.shape[0])
-    over = used > capacity
-    excess = float(np.max(used - capacity, initial=0.0))
-    if over.any():
-        x = x * np.where(over, capacity / np.where(used > 0, used, 1.0), 1.0)[edge_pool]
-    taken = np.bincount(edge_agent, weights=x, minlength=demands.shape[0])
-    over = taken > demands
-    excess = max(excess, float(np.max(np.where(np.isfinite(demands), taken - demands, 0.0), initial=0.0)))
-    if over.any():
-        x = x * np.where(over, demands / np.where(taken > 0, taken, 1.0), 1.0)[edge_agent]
-    return x, excess
-
-
-def _scatter_rows(mask_rows: np.ndarray, rows_agent: np.ndarray, n: int) -> np.ndarray:
-    out = np.zeros(n, dtype=bool)
-    out[rows_agent[mask_rows]] = True
-    return out

@@ -81,18 +81,22 @@ def _run(tasks: list[dict], executor: str, workers: int | None, scheduler: str |
 
 def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, executor: str = "inline",
                  workers: int | None = None, scheduler: str | None = None, integral: bool = False,
-                 refine: int = REFINE_STEPS, levels: str = "all", caps: bool = True,
+                 refine: int = REFINE_STEPS, levels: str = "all", caps: bool = True, face: bool = True,
                  lag: np.ndarray | None = None,
                  active: np.ndarray | None = None) -> dict:
     """Split ``problem`` (``coef`` set, :meth:`Problem.for_method`), solve the parts, merge, verify, bound.
 
     ``levels`` (maxmin): ``"all"`` runs every leximin level in each part
-    (:func:`~laissez_opt.partition.core.leximin_part`), ``"first"`` only the max-min LP;
+    (:func:`~laissez_opt.partition.levels.leximin_part`), ``"first"`` only the max-min LP;
     either way the bound and gap are those of the first level (the max-min value).
     ``caps`` (maxmin, all levels): after a level held by standalone maxima, freeze by
     capped LPs every agent that all leximin optima hold at its maximum (exact, the
     capping lemma of ``models/partition.md``; default on); False runs the plain level
     loop, one LP per level (for comparison).
+    ``face`` (maxmin, all levels): after a contested level, run the later levels on the
+    level LP's optimal face, cut to the components that still hold free agents
+    (:func:`~laissez_opt.partition.levels.optimal_face`; default on); False keeps the
+    whole part's model (for comparison).
     ``integral`` splits whole devices (:func:`~laissez_opt.partition.core.split_capacity`;
     integral welfare), else ``k_c / K`` of every pool per part (fractional models).
     ``refine``: at most this many subgradient steps lower the bound from the best
@@ -120,15 +124,16 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
         raise InputError(f"partitioned solving supports {', '.join(PART_METHODS)}, not {method!r}", path="method")
     if levels not in LEVELS:
         raise InputError(f"levels must be one of {', '.join(LEVELS)}, got {levels!r}", path="option levels")
-    if not isinstance(caps, bool):
-        raise InputError(f"caps must be true or false, got {caps!r}", path="option caps")
+    for name, flag in (("caps", caps), ("face", face)):
+        if not isinstance(flag, bool):
+            raise InputError(f"{name} must be true or false, got {flag!r}", path=f"option {name}")
     timing = {}
     t0 = time.perf_counter()
     k = resolve_parts(partitions, problem.n_edges, problem.n_agents)
     tasks, part_of = part_tasks(problem, k, seed, method, integral=integral)
     if method == "maxmin":
         for task in tasks:
-            task["levels"], task["caps"] = levels, caps
+            task["levels"], task["caps"], task["face"] = levels, caps, face
     if method == "themis":
         if lag is None or active is None:
             raise InputError("partitioned themis needs the lags and active agents (themis_arrays)", path="method")
