@@ -13,14 +13,17 @@ three ways in the same run, one after the other:
 * ``cli``: ``laissez-opt solve FILE.npz --method METHOD -p ... -o OUT.json``, the
   whole command (interpreter start, reading, solving, writing the result file).
 
-Jobs: ``welfare`` (integral; parts as min-cost flows) and ``maxmin_first``
+Jobs: ``welfare`` (integral; parts as min-cost flows), ``maxmin_first``
 (fractional, ``levels=first_level``: each part's max-min LP, the level whose bound
-and gap are certified).  Columns: the seconds of each path, the ratio of each to
+and gap are certified) and ``maxmin_all`` (fractional, every leximin level of each
+part, the default ``levels``; its certified gap is the first level's).  Columns: the seconds of each path, the ratio of each to
 the core, the certified gap and the parts' CPU seconds (summed over the workers).
 Results go to ``NAME.json`` and ``NAME.md`` in ``--out`` (atomically).
 
     python benchmarks/partition_public_path.py --quick      # 20,000 x 100, inline
     python benchmarks/partition_public_path.py              # 10^6 x 10^3: welfare K=16, max-min K=640, 2 workers
+    python benchmarks/partition_public_path.py --jobs maxmin_all,maxmin_first --name partition_public_path_levels
+                                                            # every level (K=1,600) against the first level (K=640)
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from laissez_opt.partition.run import solve_arrays  # noqa: E402
 JOBS = {
     "welfare": ("welfare", {}, {"integral": True}),
     "maxmin_first": ("maxmin", {"fractional": True, "levels": "first_level"}, {"levels": "first"}),
+    "maxmin_all": ("maxmin", {"fractional": True}, {"levels": "all"}),
 }
 
 
@@ -157,13 +161,15 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", default="welfare,maxmin_first", help=f"comma list of {', '.join(JOBS)}")
     parser.add_argument("--welfare-parts", type=int, default=16)
     parser.add_argument("--maxmin-parts", type=int, default=640)
+    parser.add_argument("--maxmin-all-parts", type=int, default=1600, help="K of maxmin_all (default 1600)")
     parser.add_argument("--executor", default="local", choices=("inline", "local", "dask"))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=HERE / "results")
     parser.add_argument("--name", default="partition_public_path")
     args = parser.parse_args(argv)
     if args.quick:
-        args.size, args.welfare_parts, args.maxmin_parts, args.executor = args.size or "20000x100", 4, 4, "inline"
+        args.size, args.executor = args.size or "20000x100", "inline"
+        args.welfare_parts = args.maxmin_parts = args.maxmin_all_parts = 4
     n, m = (int(v) for v in (args.size or "1000000x1000").split("x"))
     jobs = [j for j in args.jobs.split(",") if j]
     unknown = [j for j in jobs if j not in JOBS]
@@ -176,7 +182,7 @@ def main(argv=None) -> int:
         path = Path(tmp) / f"het-{n}x{m}.npz"
         write_npz(problem, path, f"het-{n}x{m}")
         for job in jobs:
-            parts = args.welfare_parts if job == "welfare" else args.maxmin_parts
+            parts = {"welfare": args.welfare_parts, "maxmin_all": args.maxmin_all_parts}.get(job, args.maxmin_parts)
             rows.append(measure(problem, path, job, parts, args.executor, workers, Path(tmp), print))
     report = {"machine": machine("highspy", "ortools", "numpy"), "rows": rows}
     write_report(args.out / f"{args.name}.json", json.dumps(report, indent=2))

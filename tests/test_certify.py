@@ -415,3 +415,18 @@ def test_subnormal_utilities_solve():
     for solver in ("auto", "highs"):
         result = lo.solve(inst, "welfare", solver=solver)
         assert result.status == "optimal" and result.allocation, (solver, result.objective)
+
+
+def test_exact_numbers_of_thousands_of_digits_are_written_and_read():
+    """Level LPs of a few hundred agents have exact duals with numerators past Python's 4,300-digit
+    guard on integer text; certificates write and read them whole and leave the guard as it was."""
+    import sys
+
+    from laissez_opt.analysis.exact_lp import parse_rational, rational_text
+
+    limit = sys.get_int_max_str_digits()
+    big = Fraction(10**6000 + 7, 3 * 10**4500 + 1)
+    text = rational_text(big)
+    assert len(text) > 10_000 and parse_rational(text) == big
+    assert rational_text(10**5000) == "1" + "0" * 5000
+    assert sys.get_int_max_str_digits() == limit

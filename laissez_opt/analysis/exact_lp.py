@@ -47,9 +47,11 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Sequence
@@ -96,6 +98,26 @@ def as_fraction(value) -> Number:
     raise TypeError(f"expected a number, got {value!r}")
 
 
+@contextlib.contextmanager
+def _long_integers():
+    """Lift Python's guard on converting integers of over 4,300 digits to and from text, for the block.
+
+    The guard protects parsers of untrusted input from quadratic time; the exact
+    duals of a level LP of a few hundred agents have numerators of thousands of
+    digits, and a certificate must write and read them whole.  The limit is put
+    back afterwards (``sys.set_int_max_str_digits`` is process-wide).
+    """
+    limit = sys.get_int_max_str_digits()
+    if limit == 0:
+        yield
+        return
+    sys.set_int_max_str_digits(0)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(limit)
+
+
 def rational_text(value: Number) -> str:
     """``"p/q"`` (or ``"p"`` for an integer): how certificates write exact numbers.
 
@@ -103,7 +125,8 @@ def rational_text(value: Number) -> str:
     ('3/4', '2', '-5')
     """
     value = Fraction(value)
-    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    with _long_integers():
+        return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
 
 
 def parse_rational(text) -> Number:
@@ -114,7 +137,8 @@ def parse_rational(text) -> Number:
     """
     if isinstance(text, bool) or not isinstance(text, (str, int)):
         raise ValueError(f"expected an exact number as text (p/q), got {text!r}")
-    value = Fraction(text)
+    with _long_integers():
+        value = Fraction(text)
     return int(value) if value.denominator == 1 else value
 
 
