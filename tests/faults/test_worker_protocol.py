@@ -40,7 +40,7 @@ def test_workers_that_cannot_start_are_reported_once(plugin_on_path, monkeypatch
 
 
 def test_each_worker_keeps_to_its_own_instances(plugin_on_path):
-    """With affinity, the runs of one instance go to the worker that took its first run."""
+    """With affinity, a worker stays with the instances it began; two share one only when nothing else is left."""
     import fault_tasks
 
     # Instance-major order, as compare plans: without affinity the second worker would take
@@ -48,11 +48,20 @@ def test_each_worker_keeps_to_its_own_instances(plugin_on_path):
     tasks = [{"instance": i, "method": m, "action": "sleep", "seconds": 0.2} for i in range(4) for m in range(3)]
     outcomes = list(run_local_pool(fault_tasks.dispatch, tasks, workers=2, affinity=lambda task: task["instance"]))
     assert len(outcomes) == len(tasks)
-    workers_of = {}
-    for task, outcome in outcomes:
-        workers_of.setdefault(task["instance"], set()).add(outcome["pid"])
-    assert all(len(pids) == 1 for pids in workers_of.values()), workers_of
-    assert len(set().union(*workers_of.values())) == 2  # both workers ran something
+    runs = sorted((outcome["started"], task["instance"], outcome["pid"]) for task, outcome in outcomes)
+    first_start = {}
+    for started, instance, _ in runs:
+        first_start.setdefault(instance, started)
+    last_instance_begun = max(first_start.values())
+    first_worker = {}
+    for started, instance, pid in runs:
+        holder = first_worker.setdefault(instance, pid)
+        if pid != holder:
+            # A worker may join another's instance only once every instance has been begun (the end
+            # of the queue, where sharing beats idling); the margin covers the pipe between the
+            # supervisor's hand-over and the run's start, far below one 0.2 s run.
+            assert started >= last_instance_begun - 0.05, (instance, runs)
+    assert len({pid for _, _, pid in runs}) == 2  # both workers ran something
     assert_no_worker_children()
 
 

@@ -32,9 +32,10 @@ def echo(task):
 
 
 def sleep_then_echo(task):
-    """Sleep ``task['seconds']``, then :func:`echo`."""
+    """Sleep ``task['seconds']``, then :func:`echo` with the run's start on the system-wide monotonic clock."""
+    started = time.monotonic()
     time.sleep(task["seconds"])
-    return echo(task)
+    return {**echo(task), "started": started}
 
 
 def dispatch(task):
