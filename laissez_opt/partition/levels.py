@@ -162,8 +162,15 @@ def _level_model(keep, x, offset, floors, free, edge_agent, edge_pool, coef, cap
     h.setOptionValue("solver", "simplex")
     h.setOptionValue("presolve", "off")
     h.setOptionValue("simplex_strategy", 1)
+    h.setOptionValue("simplex_dual_edge_weight_strategy", DUAL_EDGE_WEIGHTS)
     return _LevelModel(h, cols, row_of, base_l, agents)
 
+
+#: HiGHS's pricing for the dual simplex runs after the first level (the capped probes, a rebuilt
+#: model's first solve, the clean-up of a primal run): Devex (1).  The default, dual steepest edge,
+#: computes exact weights afresh after each change of the model; on 20 parts of 10^6 x 10^3 split
+#: in 1,600, Devex took a third fewer CPU seconds in the small later levels.
+DUAL_EDGE_WEIGHTS = 1
 
 #: Rebuild the level model on its optimal face when this share of its columns or less remains.
 FACE_REBUILD = 0.5
@@ -438,6 +445,7 @@ def _set_lp(h, warm: bool, crossover: bool = True) -> None:
         h.setOptionValue("solver", "simplex")
         h.setOptionValue("presolve", "off")
         h.setOptionValue("simplex_strategy", 4)
+        h.setOptionValue("simplex_dual_edge_weight_strategy", DUAL_EDGE_WEIGHTS)
 
 
 def _repair(x, edge_agent, edge_pool, capacity, demands) -> tuple[np.ndarray, float]:
