@@ -40,49 +40,14 @@ class _LevelModel:
     Every agent's value outside the model is a constant (``offset``, kept by the
     caller), so a row reads ``sum_{e in cols of i} a_e x_e - t >= -offset_i`` (free) or
     ``>= floor_i - offset_i`` (frozen).
-
-    The level ``t`` is a sum of columns: one per closed level, fixed at its increment
-    (their sum is ``t_fixed``), and the open one (``t_col``, cost 1, ``>= 0``), each
-    with coefficient ``-1`` in the rows of the agents free when it was added.  A
-    freeze (:meth:`close_level`) changes bounds and adds a column, never a matrix
-    entry of the basis: removing ``t`` from a frozen agent's tight row made HiGHS's
-    basis singular at nearly every level (a rank-deficiency repair and a primal
-    phase 1 of hundreds of swaps), about 5.5 ms a level against 1.4 ms now on the
-    1,455-column face of a 625-agent part.
     """
 
     def __init__(self, h, cols: np.ndarray, row_of: np.ndarray, base_l: int, rows_agent: np.ndarray):
         self.h, self.cols, self.row_of, self.base_l, self.rows_agent = h, cols, row_of, base_l, rows_agent
-        self.t_col, self.t_fixed = int(cols.shape[0]), 0.0
 
     @property
     def n_cols(self) -> int:
         return int(self.cols.shape[0])
-
-    def level(self, col: np.ndarray) -> float:
-        """The level ``t`` of a solution: the closed levels' increments and the open one."""
-        return self.t_fixed + float(col[self.t_col])
-
-    def close_level(self, col: np.ndarray, agents: np.ndarray, lower: np.ndarray, free: np.ndarray) -> None:
-        """Freeze ``agents`` with rows ``sum a_e x_e >= lower`` (model units), open a level for the ``free`` ones.
-
-        The open level column is fixed at its value in ``col``; the frozen rows'
-        bounds absorb the fixed sum; a new level column enters at 0 (nonbasic,
-        so the basis stays a primal feasible basis) in the free agents' rows.
-        """
-        import highspy
-
-        h, inf = self.h, highspy.kHighsInf
-        value = float(col[self.t_col])
-        h.changeColBounds(self.t_col, value, value)
-        h.changeColCost(self.t_col, 0.0)
-        self.t_fixed += value
-        rows = (self.base_l + self.row_of[agents]).astype(np.int32)
-        h.changeRowsBounds(rows.size, rows, lower - self.t_fixed, np.full(rows.size, inf))
-        still = np.flatnonzero(free[self.rows_agent])
-        if still.size:
-            h.addCol(1.0, 0.0, inf, still.size, (self.base_l + still).astype(np.int32), -np.ones(still.size))
-            self.t_col = h.getNumCol() - 1
 
 
 def optimal_face(edge_agent: np.ndarray, edge_pool: np.ndarray, x: np.ndarray, upper: np.ndarray,
@@ -240,6 +205,7 @@ def leximin_part(task: dict) -> dict:
     h, row_of, base_l = max_t_model(edge_agent, edge_pool, coef, capacity, demands, upper, rows_agent,
                                     t_lower=0.0)
     model = _LevelModel(h, np.arange(n_edges), row_of, base_l, rows_agent)
+    inf = highspy.kHighsInf
     a_max = np.zeros(n_local)
     np.maximum.at(a_max, edge_agent, np.where(upper > 0, coef, 0.0))
     free = included.copy()
@@ -284,7 +250,7 @@ def leximin_part(task: dict) -> dict:
         col = np.asarray(sol.col_value)
         row_dual = np.asarray(sol.row_dual)
         n_cols = model.n_cols
-        tstar = model.level(col)
+        tstar = float(col[n_cols])
         x[model.cols] = np.clip(col[:n_cols], 0.0, upper[model.cols])
         values = np.bincount(edge_agent, weights=coef * x, minlength=n_local)
         level_dual = np.abs(row_dual[model.base_l:])
@@ -307,12 +273,15 @@ def leximin_part(task: dict) -> dict:
         if not stuck.any():  # no certificate numerically: freeze the lowest free agents
             stuck = free & (values <= values[free].min() + tol)
         idx = np.flatnonzero(stuck)
+        level_rows = (model.base_l + model.row_of[idx]).astype(np.int32)
+        for r in level_rows.tolist():
+            h.changeCoeff(r, n_cols, 0.0)
         floor = np.minimum(np.minimum(tstar, vmax[idx]), values[idx])
         floor = floor - 1e-9 * np.maximum(1.0, np.abs(floor))  # a hair below: the current point stays feasible
         floors[idx] = floor
+        h.changeRowsBounds(idx.size, level_rows, floor - offset[idx], np.full(idx.size, inf))
         chain = bool(np.all(vmax[idx] <= tstar + tol[idx]))  # every frozen agent at its own maximum
         free &= ~stuck
-        model.close_level(col, idx, floor - offset[idx], free)
         levels.append(tstar / unit)
         frozen_per_level.append(int(idx.size))
         if caps and chain and free.any():
@@ -320,8 +289,8 @@ def leximin_part(task: dict) -> dict:
             # likely more of them.  Find by capped LPs the longest run of free agents (by
             # v_i^max) that can all get their maxima while the others reach the largest of
             # them, and freeze it at once (the capping lemma, models/partition.md).
-            found = _cap_search(model, free, vmax, edge_agent[model.cols], coef[model.cols], upper[model.cols],
-                                offset, floors)
+            found = _cap_search(h, free, vmax, model.row_of, model.base_l, n_cols, edge_agent[model.cols],
+                                coef[model.cols], upper[model.cols], offset, floors)
             cap_lps += found["lps"]
             lps += found["lps"]
             cap_frozen += found["frozen"]
@@ -356,7 +325,7 @@ def leximin_part(task: dict) -> dict:
             "seconds": time.perf_counter() - start, "cpu_s": time.process_time() - cpu}
 
 
-def _cap_search(model: _LevelModel, free, vmax, edge_agent, coef, upper, offset, floors) -> dict:
+def _cap_search(h, free, vmax, row_of, base_l, n_edges, edge_agent, coef, upper, offset, floors) -> dict:
     """Freeze at their standalone maxima ``v_i^max`` all free agents that every leximin optimum holds there.
 
     A probe at ``T`` (a free agent's ``v_i^max``) caps the free agents with
@@ -369,8 +338,7 @@ def _cap_search(model: _LevelModel, free, vmax, edge_agent, coef, upper, offset,
     ``tau <= phi(T) < T``.  The search gallops (``1, 2, 4, ...`` more agents by
     ``v_i^max``) until a probe fails, then probes the largest ``v_i^max <= phi(T)``:
     a success there freezes every agent below ``tau``; a failure lowers the bound.
-    A failed probe's rows are restored (lower bound 0); a success closes the
-    model's level (:meth:`_LevelModel.close_level`).  The model's columns are
+    A failed probe's rows are restored (lower bound 0).  The model's columns are
     ``edge_agent``, ``coef`` and ``upper``; ``offset`` is each agent's value outside
     the model (its rows are shifted by it), and ``floors`` receives the floors of
     the agents frozen here.  Returns ``lps``,
@@ -379,7 +347,6 @@ def _cap_search(model: _LevelModel, free, vmax, edge_agent, coef, upper, offset,
     """
     import highspy
 
-    h, row_of, base_l, n_edges = model.h, model.row_of, model.base_l, model.n_cols
     inf = highspy.kHighsInf
     out = {"lps": 0, "frozen": 0, "failed": False, "x": None}
     # A probe changes only row bounds: the last basis stays dual feasible, so the dual simplex
@@ -401,20 +368,21 @@ def _cap_search(model: _LevelModel, free, vmax, edge_agent, coef, upper, offset,
             top = float(vmax[order[np.flatnonzero(below)[-1]]])
         capped = order[vmax[order] <= top]
         rows = (base_l + row_of[capped]).astype(np.int32)
-        # A free agent's row holds every level column: it reads sum a_e x_e - t >= lower with t = model.level.
         h.changeRowsBounds(capped.size, rows, vmax[capped] - top - offset[capped], np.full(capped.size, inf))
         h.run()
         out["lps"] += 1
         ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
         col = np.asarray(h.getSolution().col_value) if ok else None
-        if ok and model.level(col) >= top - 1e-7 * max(1.0, abs(top)):
+        if ok and col[n_edges] >= top - 1e-7 * max(1.0, abs(top)):
             x = np.clip(col[:n_edges], 0.0, upper)
             v = np.bincount(edge_agent, weights=coef * x, minlength=free.shape[0]) + offset
+            for r in rows.tolist():
+                h.changeCoeff(r, n_edges, 0.0)
             floor = np.minimum(vmax[capped], v[capped])
             floor = floor - 1e-9 * np.maximum(1.0, np.abs(floor))
             floors[capped] = floor
+            h.changeRowsBounds(capped.size, rows, floor - offset[capped], np.full(capped.size, inf))
             free[capped] = False
-            model.close_level(col, capped, floor - offset[capped], free)
             out.update(x=x, failed=False)
             out["frozen"] += int(capped.size)
             step *= 2
@@ -423,7 +391,7 @@ def _cap_search(model: _LevelModel, free, vmax, edge_agent, coef, upper, offset,
         out["failed"] = True
         if not ok:
             return out  # no bound from a probe in numerical trouble: the plain levels go on
-        bound = model.level(col) if bound is None else min(bound, model.level(col))
+        bound = float(col[n_edges]) if bound is None else min(bound, float(col[n_edges]))
 
 
 def _set_lp(h, warm: bool, crossover: bool = True) -> None:
