@@ -410,7 +410,8 @@ def _set_lp(h, warm: bool, crossover: bool = True) -> None:
     on the parts of a 10^6 x 10^3 split; its small excesses over a capacity or a demand are scaled
     away by :func:`_repair`, and the bound needs no vertex.  That run also skips presolve: after
     presolve, HiGHS's interior point without crossover ends with status "unknown" on these LPs (the
-    postsolved duals are infeasible), which the level loop would have to solve again by simplex."""
+    postsolved duals are infeasible), which the level loop would have to solve again by simplex, and
+    stops at the looser optimality tolerance :data:`FIRST_LEVEL_IPM_TOLERANCE`."""
     if not warm:
         h.setOptionValue("solver", "ipm")
         h.setOptionValue("run_crossover", "on" if crossover else "off")
