@@ -18,7 +18,7 @@ from laissez_opt.analysis.verify import verify
 from laissez_opt.errors import InputError
 from laissez_opt.partition import Problem, solve_arrays
 from laissez_opt.partition.core import check_feasible, part_tasks
-from laissez_opt.partition.levels import FIRST_LEVEL_IPM_TOLERANCE, leximin_part
+from laissez_opt.partition.levels import leximin_part
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True, max_examples=20)
 
@@ -119,16 +119,14 @@ def test_levels_option_is_checked():
 def test_first_level_through_lo_solve_keeps_the_certified_max_min(seed, n, m, k):
     # levels="first_level" runs the max-min LP alone in each part (interior point, no
     # crossover): the same max-min value as the every-level run, an allocation the
-    # verifier accepts, and a bound that holds (its duals may differ from a vertex's). The
-    # interior point stops at FIRST_LEVEL_IPM_TOLERANCE (1e-6 relative duality gap), so the
-    # value may sit a few millionths below the vertex's; the bound still holds.
+    # verifier accepts, and a bound that holds (its duals may differ from a vertex's).
     inst = _instance(seed, n, m)
     whole = lo.solve(inst, "maxmin", fractional=True)
     every = lo.solve(inst, "maxmin", fractional=True, partitions=k, partition_seed=seed)
     first = lo.solve(inst, "maxmin", fractional=True, partitions=k, partition_seed=seed, levels="first_level")
     scale = max(1.0, abs(every.objective))
     assert first.verified and first.status == "feasible"
-    assert first.objective == pytest.approx(every.objective, rel=10 * FIRST_LEVEL_IPM_TOLERANCE, abs=1e-9 * scale)
+    assert first.objective == pytest.approx(every.objective, rel=1e-6, abs=1e-9 * scale)
     assert first.bound >= whole.objective - 1e-6 * scale and first.gap is not None and first.gap >= 0
     assert first.params["levels"] == "first_level" and first.details["partition"]["levels"] == "first"
     assert all(part["lps"] == 1 for part in first.details["partition"]["parts"] if part["levels"])

@@ -137,14 +137,6 @@ def _level_model(keep, x, offset, floors, free, edge_agent, edge_pool, coef, cap
 #: in 1,600, Devex took a third fewer CPU seconds in the small later levels.
 DUAL_EDGE_WEIGHTS = 1
 
-#: HiGHS's interior point optimality tolerance (relative duality gap) of a first-level-only LP
-#: (default 1e-8).  That LP ends without crossover, and what is reported of it is certified
-#: elsewhere: the merged allocation's feasibility by the vectorised check and the verifier, its
-#: gap by the Lagrangian bound from these duals (any duals give a valid bound).  A looser
-#: tolerance ends the interior point a few iterations earlier; the part's level moves by about
-#: 1e-6 of itself.
-FIRST_LEVEL_IPM_TOLERANCE = 1e-6
-
 #: Rebuild the level model on its optimal face when this share of its columns or less remains.
 FACE_REBUILD = 0.5
 #: Look for the optimal face only on models of at least this many columns (below, a rebuild saves
@@ -410,14 +402,11 @@ def _set_lp(h, warm: bool, crossover: bool = True) -> None:
     on the parts of a 10^6 x 10^3 split; its small excesses over a capacity or a demand are scaled
     away by :func:`_repair`, and the bound needs no vertex.  That run also skips presolve: after
     presolve, HiGHS's interior point without crossover ends with status "unknown" on these LPs (the
-    postsolved duals are infeasible), which the level loop would have to solve again by simplex, and
-    stops at the looser optimality tolerance :data:`FIRST_LEVEL_IPM_TOLERANCE`."""
+    postsolved duals are infeasible), which the level loop would have to solve again by simplex."""
     if not warm:
         h.setOptionValue("solver", "ipm")
         h.setOptionValue("run_crossover", "on" if crossover else "off")
         h.setOptionValue("presolve", "choose" if crossover else "off")
-        if not crossover:
-            h.setOptionValue("ipm_optimality_tolerance", FIRST_LEVEL_IPM_TOLERANCE)
     else:
         # The previous basis stays primal feasible after a freeze (the floors sit a hair
         # below the values): primal simplex from it, no presolve.
