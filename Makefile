@@ -24,7 +24,7 @@ demo: $(STAMP)
 	$(BIN)/laissez-opt solve instances/hotos25-table1.json --method welfare --solver ortools --format table
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -m "not slow" -n auto
 
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
