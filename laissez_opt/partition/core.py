@@ -490,13 +490,18 @@ def participants(problem: Problem) -> np.ndarray:
 
 
 def max_t_model(edge_agent: np.ndarray, edge_pool: np.ndarray, coef: np.ndarray, capacity: np.ndarray,
-                demands: np.ndarray, upper: np.ndarray, agents: np.ndarray, *, t_lower: float):
+                demands: np.ndarray, upper: np.ndarray, agents: np.ndarray, *, t_lower: float,
+                group: np.ndarray | None = None):
     """A HiGHS model of ``max t`` s.t. ``sum_i x_ic <= k_c``, ``sum_c x_ic <= d_i`` (finite ``d_i``) and
     ``sum_c a_ic x_ic - t >= 0`` for every agent of ``agents``, ``0 <= x_e <= upper_e``, ``t >= t_lower``.
 
     The level LP of the partitioned leximin and the finish-rate LP of partitioned
     Themis (``models/partition.md``).  Columns: the edges' ``x``, then ``t``; rows:
     the pools, the finite demands, then one row per agent of ``agents``, in order.
+    ``group`` (one index ``g`` per agent of ``agents``, ``0 .. G-1``): one column
+    ``t_g`` per group instead of the single ``t``, agent rows reading
+    ``sum_c a_ic x_ic - t_g >= 0`` and the objective ``max sum_g t_g`` (independent
+    components solved side by side, :func:`laissez_opt.partition.levels.leximin_part`).
     Returns the model, each agent's row among those (``-1`` for the others) and
     the index of the first such row.
     """
@@ -514,24 +519,27 @@ def max_t_model(edge_agent: np.ndarray, edge_pool: np.ndarray, coef: np.ndarray,
     on_demand = finite[edge_agent]
     on_agent = (coef > 0) & (row_of[edge_agent] >= 0)
     e_ids = np.arange(n_edges)
+    group = np.zeros(n_rows_agents, dtype=np.int64) if group is None else np.asarray(group, dtype=np.int64)
+    n_t = int(group.max()) + 1 if group.size else 1
     rows = np.concatenate([edge_pool, base_d + demand_row[edge_agent[on_demand]],
                            base + row_of[edge_agent[on_agent]], base + np.arange(n_rows_agents)])
-    cols = np.concatenate([e_ids, e_ids[on_demand], e_ids[on_agent], np.full(n_rows_agents, n_edges)])
+    cols = np.concatenate([e_ids, e_ids[on_demand], e_ids[on_agent], n_edges + group])
     vals = np.concatenate([np.ones(n_edges), np.ones(int(on_demand.sum())), coef[on_agent], -np.ones(n_rows_agents)])
     order = np.lexsort((rows, cols))
     rows, cols, vals = rows[order], cols[order], vals[order]
-    indptr = np.searchsorted(cols, np.arange(n_edges + 2))
+    n_cols = n_edges + n_t
+    indptr = np.searchsorted(cols, np.arange(n_cols + 1))
     inf = highspy.kHighsInf
     row_lower = np.concatenate([np.full(base, -inf), np.zeros(n_rows_agents)])
     row_upper = np.concatenate([capacity, demands[demand_agents], np.full(n_rows_agents, inf)])
-    col_lower = np.concatenate([np.zeros(n_edges), [t_lower]])
-    col_upper = np.concatenate([upper, [inf if n_rows_agents else max(t_lower, 0.0)]])
-    cost = np.zeros(n_edges + 1)
-    cost[n_edges] = 1.0
+    col_lower = np.concatenate([np.zeros(n_edges), np.full(n_t, t_lower)])
+    col_upper = np.concatenate([upper, np.full(n_t, inf if n_rows_agents else max(t_lower, 0.0))])
+    cost = np.zeros(n_cols)
+    cost[n_edges:] = 1.0
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    h.passModel(int(n_edges + 1), int(base + n_rows_agents), int(vals.size), int(highspy.MatrixFormat.kColwise),
+    h.passModel(int(n_cols), int(base + n_rows_agents), int(vals.size), int(highspy.MatrixFormat.kColwise),
                 int(highspy.ObjSense.kMaximize), 0.0, cost, col_lower, col_upper, row_lower, row_upper,
                 np.ascontiguousarray(indptr[:-1], dtype=np.int32), np.ascontiguousarray(rows, dtype=np.int32),
-                np.ascontiguousarray(vals, dtype=np.float64), np.zeros(n_edges + 1, dtype=np.int32))
+                np.ascontiguousarray(vals, dtype=np.float64), np.zeros(n_cols, dtype=np.int32))
     return h, row_of, base

@@ -27,27 +27,36 @@ __all__ = ["leximin_part", "optimal_face", "DUAL_NONZERO"]
 DUAL_NONZERO = 1e-9
 
 
-def _value_tol(level: float, a_max: np.ndarray) -> np.ndarray:
-    """How far above ``level`` a value must be to count as above it (relative, and per agent's largest ``a_e``)."""
-    return 1e-7 * max(1.0, abs(level)) + 1e-6 * a_max
+def _value_tol(level, a_max: np.ndarray) -> np.ndarray:
+    """How far above ``level`` (a number, or one per agent) a value must be to count as above it (relative, and
+    per agent's largest ``a_e``)."""
+    return 1e-7 * np.maximum(1.0, np.abs(level)) + 1e-6 * a_max
 
 
 class _LevelModel:
     """The HiGHS level LP over a subset ``cols`` of the part's edges, with global bookkeeping.
 
     ``row_of[i]``: agent ``i``'s level row (``-1``: not in the model); ``base_l``: the
-    first level row; ``rows_agent``: the agents of the level rows, in row order.
+    first level row; ``rows_agent``: the agents of the level rows, in row order;
+    ``group_of[i]``: the index ``g`` of agent ``i``'s column ``t_g`` (one per
+    independent component of the model; all 0 in a model with one ``t``).
     Every agent's value outside the model is a constant (``offset``, kept by the
-    caller), so a row reads ``sum_{e in cols of i} a_e x_e - t >= -offset_i`` (free) or
+    caller), so a row reads ``sum_{e in cols of i} a_e x_e - t_g >= -offset_i`` (free) or
     ``>= floor_i - offset_i`` (frozen).
     """
 
-    def __init__(self, h, cols: np.ndarray, row_of: np.ndarray, base_l: int, rows_agent: np.ndarray):
+    def __init__(self, h, cols: np.ndarray, row_of: np.ndarray, base_l: int, rows_agent: np.ndarray,
+                 group_of: np.ndarray, n_groups: int = 1):
         self.h, self.cols, self.row_of, self.base_l, self.rows_agent = h, cols, row_of, base_l, rows_agent
+        self.group_of, self.n_groups = group_of, n_groups
 
     @property
     def n_cols(self) -> int:
         return int(self.cols.shape[0])
+
+    def t_column(self, agents: np.ndarray) -> np.ndarray:
+        """The column of each agent's ``t_g``."""
+        return self.n_cols + self.group_of[agents]
 
 
 def optimal_face(edge_agent: np.ndarray, edge_pool: np.ndarray, x: np.ndarray, upper: np.ndarray,
@@ -95,8 +104,12 @@ def _level_model(keep, x, offset, floors, free, edge_agent, edge_pool, coef, cap
 
     ``offset`` (per agent) is set to the value each agent of the model gets outside
     it; the frozen agents' rows get their floors, the free agents' rows ``-offset``.
+    Every connected component of the kept edges gets its own ``t_g`` (the level LPs
+    of independent components, solved in one model: :func:`leximin_part`).
     """
     import highspy
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
 
     n = demands.shape[0]
     cols = np.flatnonzero(keep)
@@ -114,21 +127,28 @@ def _level_model(keep, x, offset, floors, free, edge_agent, edge_pool, coef, cap
     value_kept = np.bincount(local_agent, weights=coef[cols] * x[cols], minlength=agents.shape[0])
     value_all = np.bincount(edge_agent, weights=coef * x, minlength=n)[agents]
     offset[agents] = value_all - value_kept
+    n_a = agents.shape[0]
+    graph = coo_matrix((np.ones(cols.shape[0]), (local_agent, n_a + local_pool)),
+                       shape=(n_a + pools.shape[0], n_a + pools.shape[0]))
+    _, label = connected_components(graph, directed=False)
+    _, group = np.unique(label[:n_a], return_inverse=True)
     h, local_row, base_l = max_t_model(local_agent, local_pool, coef[cols], cap, dem, upper[cols],
-                                       np.arange(agents.shape[0]), t_lower=0.0)
+                                       np.arange(n_a), t_lower=0.0, group=group)
     row_of = np.full(n, -1, dtype=np.int64)
     row_of[agents] = local_row
+    group_of = np.full(n, -1, dtype=np.int64)
+    group_of[agents] = group
     rows = (base_l + local_row).astype(np.int32)
     frozen = ~free[agents]
-    for r in rows[frozen].tolist():
-        h.changeCoeff(r, cols.shape[0], 0.0)
+    for r, g in zip(rows[frozen].tolist(), group[frozen].tolist()):
+        h.changeCoeff(r, cols.shape[0] + g, 0.0)
     lower = np.where(frozen, floors[agents], 0.0) - offset[agents]
     h.changeRowsBounds(rows.size, rows, lower, np.full(rows.size, highspy.kHighsInf))
     h.setOptionValue("solver", "simplex")
     h.setOptionValue("presolve", "off")
     h.setOptionValue("simplex_strategy", 1)
     h.setOptionValue("simplex_dual_edge_weight_strategy", DUAL_EDGE_WEIGHTS)
-    return _LevelModel(h, cols, row_of, base_l, agents)
+    return _LevelModel(h, cols, row_of, base_l, agents, group_of, int(group.max()) + 1)
 
 
 #: HiGHS's pricing for the dual simplex runs after the first level (the capped probes, a rebuilt
@@ -204,7 +224,7 @@ def leximin_part(task: dict) -> dict:
     # Rows: capacity (m), demand (finite d_i), level (agents with v_i^max > 0).  Columns: x (E), t >= 0.
     h, row_of, base_l = max_t_model(edge_agent, edge_pool, coef, capacity, demands, upper, rows_agent,
                                     t_lower=0.0)
-    model = _LevelModel(h, np.arange(n_edges), row_of, base_l, rows_agent)
+    model = _LevelModel(h, np.arange(n_edges), row_of, base_l, rows_agent, np.zeros(n_local, dtype=np.int64))
     inf = highspy.kHighsInf
     a_max = np.zeros(n_local)
     np.maximum.at(a_max, edge_agent, np.where(upper > 0, coef, 0.0))
@@ -250,7 +270,9 @@ def leximin_part(task: dict) -> dict:
         col = np.asarray(sol.col_value)
         row_dual = np.asarray(sol.row_dual)
         n_cols = model.n_cols
-        tstar = float(col[n_cols])
+        t_group = col[n_cols:n_cols + model.n_groups]
+        tstar = float(t_group.min())
+        t_of = t_group[np.maximum(model.group_of, 0)]  # each agent's level: its component's t_g
         x[model.cols] = np.clip(col[:n_cols], 0.0, upper[model.cols])
         values = np.bincount(edge_agent, weights=coef * x, minlength=n_local)
         level_dual = np.abs(row_dual[model.base_l:])
@@ -266,25 +288,34 @@ def leximin_part(task: dict) -> dict:
                 levels.append(tstar / unit)
                 frozen_per_level.append(int(np.count_nonzero(level_dual > DUAL_NONZERO)))
                 break
-        tol = _value_tol(tstar, a_max)
-        stuck = free & (vmax <= tstar + tol)
+        tol = _value_tol(t_of, a_max)
+        stuck = free & (vmax <= t_of + tol)
         # A nonzero dual: the row is tight in every optimum (complementary slackness).
-        stuck |= free & _scatter_rows(level_dual > DUAL_NONZERO, model.rows_agent, n_local) & (values <= tstar + tol)
-        if not stuck.any():  # no certificate numerically: freeze the lowest free agents
-            stuck = free & (values <= values[free].min() + tol)
+        stuck |= free & _scatter_rows(level_dual > DUAL_NONZERO, model.rows_agent, n_local) & (values <= t_of + tol)
+        # Every component's t_g has a nonzero dual on one of its rows (they sum to 1); one without
+        # a certificate numerically freezes its lowest free agents.
+        for g in np.setdiff1d(model.group_of[free], model.group_of[stuck]).tolist():
+            members = free & (model.group_of == g)
+            stuck |= members & (values <= values[members].min() + tol)
         idx = np.flatnonzero(stuck)
         level_rows = (model.base_l + model.row_of[idx]).astype(np.int32)
-        for r in level_rows.tolist():
-            h.changeCoeff(r, n_cols, 0.0)
-        floor = np.minimum(np.minimum(tstar, vmax[idx]), values[idx])
+        for r, c in zip(level_rows.tolist(), model.t_column(idx).tolist()):
+            h.changeCoeff(r, c, 0.0)
+        floor = np.minimum(np.minimum(t_of[idx], vmax[idx]), values[idx])
         floor = floor - 1e-9 * np.maximum(1.0, np.abs(floor))  # a hair below: the current point stays feasible
         floors[idx] = floor
         h.changeRowsBounds(idx.size, level_rows, floor - offset[idx], np.full(idx.size, inf))
-        chain = bool(np.all(vmax[idx] <= tstar + tol[idx]))  # every frozen agent at its own maximum
+        chain = bool(np.all(vmax[idx] <= t_of[idx] + tol[idx]))  # every frozen agent at its own maximum
         free &= ~stuck
-        levels.append(tstar / unit)
-        frozen_per_level.append(int(idx.size))
-        if caps and chain and free.any():
+        groups, counts = np.unique(model.group_of[idx], return_counts=True)
+        for g, count in sorted(zip(groups.tolist(), counts.tolist()), key=lambda gc: t_group[gc[0]]):
+            levels.append(float(t_group[g]) / unit)
+            frozen_per_level.append(int(count))
+        if model.n_groups > 1:
+            # A component left without a free agent: its t_g has no row any more and leaves the objective.
+            for g in np.setdiff1d(groups, model.group_of[free]).tolist():
+                h.changeColCost(n_cols + g, 0.0)
+        if caps and chain and free.any() and model.n_groups == 1:
             # The level was held by the agents' own standalone maxima: the next levels are
             # likely more of them.  Find by capped LPs the longest run of free agents (by
             # v_i^max) that can all get their maxima while the others reach the largest of
