@@ -182,21 +182,25 @@ def leximin_part(task: dict) -> dict:
     model is cut to the level LP's optimal face (:func:`optimal_face`) when at most
     :data:`FACE_REBUILD` of its columns remain (models of :data:`FACE_MIN_COLUMNS` columns
     or more): the later levels then run on the
-    components that still hold free agents (``task["face"]``, default True; False
-    keeps one model throughout).  ``face_rebuilds`` counts the cuts and
+    components that still hold free agents, side by side: a level column ``t_g`` per
+    component and ``max sum_g t_g``, which separates into the components' own level
+    LPs, so one LP advances every component by a level (``task["face"]``, default
+    True; False keeps one model throughout).  ``face_rebuilds`` counts the cuts and
     ``face_frozen`` the free agents they left without a column (frozen at their
     values, which nothing can change).
 
     ``task["levels"] == "first"`` stops after the first LP (the max-min value), solved
     by interior point without crossover (no later level needs its basis).
     ``task["caps"]`` (default True): after a level at which every frozen agent was at
-    its standalone maximum, :func:`_cap_search` freezes by capped LPs every free agent
+    its standalone maximum (on a model with one ``t``), :func:`_cap_search` freezes by capped LPs every free agent
     that all leximin optima hold at ``v_i^max`` (exact; often about ``log2`` of their
     number in LPs instead of one per agent); False runs the plain loop.  ``cap_lps`` and
     ``cap_frozen`` count its LPs (included in ``lps``) and the agents it froze.
     Returns the fields of :func:`laissez_opt.partition.core.solve_part` with the FIRST
     level's duals (``prices``, ``lam``: the max-min bound is proven for the first level)
-    and ``levels`` (``t*`` of each LP), ``lps``, ``values`` (``v_i`` per local agent).
+    and ``levels`` (``t*`` of each plain LP; after a cut, ``t_g*`` of each component that
+    froze an agent in it, in increasing order), ``frozen_per_level`` (the agents frozen
+    there), ``lps``, ``values`` (``v_i`` per local agent).
     Values are in the units of ``a_e``; agents with ``v_i^max = 0`` get 0.
 
     >>> t = {"part": 0, "method": "leximin", "edge_agent": np.array([0, 0, 1]), "edge_pool": np.array([0, 1, 0]),
