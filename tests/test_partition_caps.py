@@ -103,3 +103,66 @@ def test_partitioned_leximin_with_caps_is_verified():
     assert verify(inst, r).ok and r.status == "feasible"
     whole = lo.solve(inst, "maxmin", fractional=True, normalizer="raw")
     assert r.objective <= whole.objective + 1e-6 and r.bound >= whole.objective - 1e-6
+
+
+@settings(**SETTINGS)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 30), m=st.integers(1, 5), share=st.floats(0.0, 1.5))
+def test_a_capped_first_level_gives_the_plain_leximin(seed, n, m, share):
+    # Any cap_below is exact: a success freezes the chain with the common level, a miss falls back.
+    task = _task(seed, n, m)
+    plain = leximin_part(dict(task, caps=False))
+    hint = share * float(np.max(plain["values"], initial=0.0))
+    capped = leximin_part(dict(task, cap_below=hint))
+    assert plain["status"] == capped["status"] == "optimal"
+    _assert_same(plain["values"], capped["values"])
+    assert capped["objective"] == pytest.approx(plain["objective"], rel=1e-6, abs=1e-9)
+    assert not (capped["first_capped"] and capped["first_cap_failed"])
+
+
+def test_capped_first_level_hit_and_miss():
+    # Pool 0 (1 device): agent 0 wants 0.1, agent 3 wants 0.6, agents 1 and 2 any amount.
+    # Leximin: 0.1 for agent 0, then 0.3 each for the others (agent 3's demand does not bind).
+    task = {"part": 0, "method": "maxmin", "edge_agent": np.arange(4), "edge_pool": np.zeros(4, dtype=int),
+            "coef": np.ones(4), "demands": np.array([0.1, np.inf, np.inf, 0.6]), "capacity": np.array([1.0])}
+    expected = [0.1, 0.3, 0.3, 0.3]
+    plain = leximin_part(dict(task, caps=False))
+    assert plain["values"] == pytest.approx(expected) and plain["lps"] == 2 and plain["first_capped"] == 0
+    hit = leximin_part(dict(task, cap_below=0.2))  # holds agent 0 at 0.1; the others then reach 0.3 >= 0.1
+    assert hit["values"] == pytest.approx(expected)
+    assert (hit["first_capped"], hit["first_cap_failed"], hit["lps"]) == (1, False, 1)
+    assert hit["objective"] == pytest.approx(0.1) and hit["levels"] == pytest.approx([0.3])
+    # Holding agent 3 at 0.6 as well leaves 0.15 each to agents 1 and 2, below 0.6: a miss, then
+    # the first level (agent 0's chain at 0.1), a capped probe at agent 3's 0.6 (it fails the same
+    # way) and the common level.
+    miss = leximin_part(dict(task, cap_below=0.7))
+    assert miss["values"] == pytest.approx(expected)
+    assert (miss["first_capped"], miss["first_cap_failed"], miss["lps"], miss["cap_lps"]) == (0, True, 4, 2)
+    assert miss["objective"] == pytest.approx(0.1)
+    with pytest.raises(InputError, match="cap_below"):
+        leximin_part(dict(task, cap_below=float("nan")))
+
+
+def test_a_pilot_part_hints_the_others(monkeypatch):
+    from laissez_opt.partition import run
+
+    rng = np.random.default_rng(3)
+    n, m = 400, 20
+    agent = np.repeat(np.arange(n), 3)
+    pool = rng.integers(0, m, size=agent.shape[0])
+    keep = np.ones(agent.shape[0], dtype=bool)
+    keep[1:] = (agent[1:] != agent[:-1]) | (pool[1:] != pool[:-1])
+    # Demands as small as 0.02 give chains of agents held by their own maxima below the common level.
+    p = Problem(agent[keep], pool[keep], rng.uniform(0.1, 1.0, keep.sum()), rng.integers(1, 8, m),
+                np.ones(n), rng.choice([0.02, 0.05, 1.0, 2.0], n)).for_method("maxmin")
+    monkeypatch.setattr(run, "PILOT_MIN_PARTS", 10**9)
+    alone = solve_arrays(p, "maxmin", partitions=8, seed=1)
+    assert alone["details"]["first_level_caps"] is None
+    monkeypatch.setattr(run, "PILOT_MIN_PARTS", 2)
+    hinted = solve_arrays(p, "maxmin", partitions=8, seed=1)
+    caps = hinted["details"]["first_level_caps"]
+    assert caps["pilot_part"] == 1 and caps["share"] == run.CAP_HINT_SHARE
+    assert caps["cap_below"] == pytest.approx(caps["share"] * caps["common_level"])
+    assert caps["parts_capped"] >= 1 and caps["parts_missed"] >= 1 and caps["parts_capped"] + caps["parts_missed"] <= 7
+    assert {q["status"] for q in hinted["details"]["parts"]} == {"optimal"}
+    _assert_same(alone["values"], hinted["values"])
+    assert hinted["objective"] == pytest.approx(alone["objective"], rel=1e-9)

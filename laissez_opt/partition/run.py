@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import InputError, LaissezOptError
 from ..harness.executors import Failure, run_dask, run_inline, run_local_pool
 from ..modeling.solution import relative_gap
+from .levels import CAP_HINT_SHARE
 from .themis import max_rho, themis_bound
 from .core import (
     PART_METHODS, Problem, check_feasible, equal_share_normalizer, inner_maximum, lagrangian_bound, merge, objective_of, participants, refine_prices,
@@ -41,6 +42,10 @@ REFINE_STEPS = 200
 REFINE_SHARE = 0.2
 #: ... or this many seconds, whichever is longer (every step is one pass over the edges).
 REFINE_MIN_SECONDS = 1.0
+#: Every-level maxmin on at least this many parts runs one part first, in this process, and gives the
+#: others its common level as ``cap_below`` (:func:`~laissez_opt.partition.levels.leximin_part`); below
+#: it, the one part solved alone would hold up the pool for too long a share of the run.
+PILOT_MIN_PARTS = 32
 #: Largest violation the merged allocation may show in the vectorised check.
 FEASIBILITY_TOL = 1e-6
 #: A bound below the merged (feasible) objective by at most this, relative, is solver tolerance: raised to it.
@@ -153,6 +158,21 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
     t0 = time.perf_counter()
     outcomes: dict[int, dict] = {}
     failures: dict[int, str] = {}
+    first_caps = None
+    if method == "maxmin" and levels == "all" and caps and k >= PILOT_MIN_PARTS:
+        # The parts are alike (random shares of the same agents and pools), so one part's common
+        # level tells the others where the chains of agents held by their own maxima end: each
+        # part's first LP then holds the agents below CAP_HINT_SHARE of it at their maxima
+        # (exact whatever the hint, models/partition.md; a miss costs one LP).
+        pilot = solve_part(tasks[0])
+        outcomes[tasks[0]["part"]] = pilot
+        jobs = jobs[1:]
+        level = pilot.get("common_level")
+        first_caps = {"pilot_part": 1, "common_level": level, "share": CAP_HINT_SHARE,
+                      "cap_below": None if level is None else CAP_HINT_SHARE * level}
+        if level is not None:
+            for task in jobs:
+                task["cap_below"] = first_caps["cap_below"]
     for task, outcome in _run(jobs, executor, workers, scheduler):
         if isinstance(outcome, Failure):
             failures[task["part"]] = f"{outcome.kind}: {outcome.message}"
@@ -219,6 +239,9 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
                    "cap_frozen": outcomes[q].get("cap_frozen"), "levels": None if outcomes[q].get("levels") is None
                    else len(outcomes[q]["levels"])} for q in range(k)],
         "failures": failures, "bound_from": which, "gap_note": note, "bound_raised_to_objective": clamped,
+        "first_level_caps": None if first_caps is None else dict(
+            first_caps, parts_capped=sum(1 for q in range(k) if outcomes[q].get("first_capped")),
+            parts_missed=sum(1 for q in range(k) if outcomes[q].get("first_cap_failed"))),
         "feasibility": {"check": "vectorised capacity, demand and sign check of the merged amounts",
                         "max_violation": violation},
         "capacity_rule": ("floor(k_c / K) per part, the k_c mod K left over to parts (c + j) mod K" if integral
