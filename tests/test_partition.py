@@ -59,8 +59,10 @@ def test_merged_allocation_is_feasible_and_brackets_the_optimum(seed, n, m, k, m
     assert result.bound >= optimum - TOL * scale
     if result.gap is not None:
         assert result.gap >= 0
-        assert math.isclose(result.gap, (result.bound - result.objective) / result.objective, rel_tol=1e-9,
-                            abs_tol=1e-12)
+        # relative_gap's rule: 0 when bound and objective agree to 1e-12 max(1, |objective|).
+        diff = result.bound - result.objective
+        expected = 0.0 if diff <= 1e-12 * max(1.0, abs(result.objective)) else diff / result.objective
+        assert math.isclose(result.gap, expected, rel_tol=1e-9, abs_tol=1e-12)
     info = result.details["partition"]
     assert info["k"] == min(k, n) and len(info["parts"]) == info["k"] and info["seed"] == seed
     assert all(p["status"] in ("optimal", "feasible") and p["seconds"] >= 0 for p in info["parts"])

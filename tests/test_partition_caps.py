@@ -166,3 +166,21 @@ def test_a_pilot_part_hints_the_others(monkeypatch):
     assert {q["status"] for q in hinted["details"]["parts"]} == {"optimal"}
     _assert_same(alone["values"], hinted["values"])
     assert hinted["objective"] == pytest.approx(alone["objective"], rel=1e-9)
+
+
+def test_standalone_unique_sees_every_tie_at_the_margin():
+    from laissez_opt.partition.core import inner_maximum
+    from laissez_opt.partition.levels import standalone_unique
+
+    # Agent 0: demand not binding (every edge full): unique.  Agent 1: two edges of 1.0 both
+    # full at the demand, the next one 0.5: unique.  Agent 2: two edges of 1.0 sharing a demand
+    # of 1.5: value can move between them.  Agent 3: a tie below the margin only: unique.
+    ea = np.array([0, 0, 1, 1, 1, 2, 2, 3, 3, 3])
+    ep = np.arange(10)
+    coef = np.array([1.0, 1.0, 1.0, 1.0, 0.5, 1.0, 1.0, 2.0, 1.0, 1.0])
+    caps = np.ones(10)
+    demands = np.array([5.0, 2.0, 1.5, 1.0])
+    upper = np.minimum(demands[ea], caps[ep])
+    alone = Problem(ea, ep, np.ones(10), caps, np.ones(4), demands, coef)
+    _, x = inner_maximum(alone, coef, amounts=True)
+    assert standalone_unique(ea, coef, upper, x, 4).tolist() == [True, True, False, True]
