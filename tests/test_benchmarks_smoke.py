@@ -213,3 +213,24 @@ def test_partition_lp_routes_small(tmp_path):
             assert row["rel_diff"] < 1e-6, row
     assert {p["k"] for p in report["passes"]} == {4}
     assert (out / "partition_lp_routes.md").read_text().count("| 2000x50 |") == 6 + 6
+
+
+def test_partition_part_sample_small(tmp_path):
+    """``benchmarks/partition_part_sample.py`` on a small split: the face path and the plain one agree."""
+    out = tmp_path / "results"
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "partition_part_sample.py"), "--size", "4000x200",
+                          "--parts", "8", "--sample", "3", "--compare-plain", "--out", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = json.loads((out / "partition_part_sample.json").read_text())
+    summary, rows = report["summary"], report["rows"]
+    assert summary["sampled"] == len(rows) == 3 and summary["k"] == 8
+    assert all(r["status"] == "optimal" and r["lps"] >= 1 for r in rows)
+    # The solver's share and the rest add up to the part's CPU.
+    for r in rows:
+        assert 0 <= r["ipm_cpu_s"] + r["simplex_cpu_s"] <= r["cpu_s"] + 1e-3
+    assert summary["plain_max_rel_diff"] <= 1e-7
+    assert sorted(p.name for p in out.iterdir()) == ["partition_part_sample.json", "partition_part_sample.md"]
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "partition_part_sample.py"), "--parts", "1"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--parts" in bad.stderr
