@@ -28,3 +28,13 @@ def write_report(path: Path, text: str) -> None:
     """Write a report file atomically (readers see the old report or the whole new one), folders included."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, text)
+
+
+def write_results(out_dir: Path, name: str, payload: dict, lines: list[str]) -> None:
+    """Write ``name.json`` (``payload``) and ``name.md`` (the table ``lines``) atomically into ``out_dir``, and
+    print the table."""
+    import json
+
+    write_report(Path(out_dir) / f"{name}.json", json.dumps(payload, indent=1))
+    write_report(Path(out_dir) / f"{name}.md", "\n".join(lines) + "\n")
+    print("\n".join(lines))

@@ -22,7 +22,6 @@ of a single pass of level LPs over the instance, against the 120 CPU seconds tha
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -35,10 +34,10 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _common import write_results  # noqa: E402
 from scaling_partition import make_problem  # noqa: E402
 
 from laissez_opt.exact.leximin import value_unit  # noqa: E402
-from laissez_opt.io.jsonfile import write_atomic  # noqa: E402
 from laissez_opt.partition.core import equal_share_normalizer, max_t_model, part_tasks  # noqa: E402
 
 #: HiGHS option sets, first the route the partitioned leximin's first level takes.
@@ -149,11 +148,7 @@ def main(argv=None) -> int:
         lines.append(f"| {size} | {k} | {route} | {whole:.3g} | {whole / BUDGET_CPU_S:.2f}x |")
     meta = {"cpus": os.cpu_count(), "python": platform.python_version(), "budget_cpu_s": BUDGET_CPU_S,
             "note": "one cold solve per route and part; CPU seconds of this process"}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / f"{args.name}.json", json.dumps({"meta": meta, "rows": rows, "passes": summary}, indent=1))
-    write_atomic(out / f"{args.name}.md", "\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_results(Path(args.out), args.name, {"meta": meta, "rows": rows, "passes": summary}, lines)
     return 0
 
 

@@ -24,9 +24,6 @@ part's leximin, so they should agree to the solver's tolerance.  Results go to
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -37,9 +34,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _common import machine, write_results  # noqa: E402
 from scaling_partition import make_problem  # noqa: E402
 
-from laissez_opt.io.jsonfile import write_atomic  # noqa: E402
 from laissez_opt.partition.core import equal_share_normalizer, part_tasks  # noqa: E402
 from laissez_opt.partition.levels import CAP_HINT_SHARE, leximin_part  # noqa: E402
 
@@ -149,13 +146,8 @@ def main(argv=None) -> int:
                   f"| {len(rows)} | {diffs[-1][0]:.2e} | {summary['parts_over_1e-7']} | "
                   + ", ".join(f"{p}: {d:.1e}" for d, p in reversed(diffs[-3:]))
                   + f" | {summary['plain_cpu_ms_per_part']:.1f} |"]
-    meta = {"cpus": os.cpu_count(), "python": platform.python_version(),
-            "note": "one process, parts one after the other; CPU seconds of this process"}
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(out_dir / f"{args.name}.json", json.dumps({"meta": meta, "summary": summary, "rows": rows}, indent=1))
-    write_atomic(out_dir / f"{args.name}.md", "\n".join(lines) + "\n")
-    print("\n".join(lines))
+    meta = dict(machine("highspy", "numpy"), note="one process, parts one after the other; CPU seconds of this process")
+    write_results(Path(args.out), args.name, {"meta": meta, "summary": summary, "rows": rows}, lines)
     return 0
 
 
