@@ -374,7 +374,11 @@ def leximin_part(task: dict) -> dict:
         stuck |= free & _scatter_rows(level_dual > DUAL_NONZERO, model.rows_agent, n_local) & (values <= t_of + tol)
         # Every component's t_g has a nonzero dual on one of its rows (they sum to 1); one without
         # a certificate numerically freezes its lowest free agents.
-        for g in np.setdiff1d(model.group_of[free], model.group_of[stuck]).tolist():
+        if model.n_groups == 1:
+            uncertified = [] if stuck.any() else [0]
+        else:
+            uncertified = np.setdiff1d(model.group_of[free], model.group_of[stuck]).tolist()
+        for g in uncertified:
             members = free & (model.group_of == g)
             stuck |= members & (values <= values[members].min() + tol)
         idx = np.flatnonzero(stuck)
