@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 from importlib import metadata
@@ -33,8 +34,6 @@ def write_report(path: Path, text: str) -> None:
 def write_results(out_dir: Path, name: str, payload: dict, lines: list[str]) -> None:
     """Write ``name.json`` (``payload``) and ``name.md`` (the table ``lines``) atomically into ``out_dir``, and
     print the table."""
-    import json
-
     write_report(Path(out_dir) / f"{name}.json", json.dumps(payload, indent=1))
     write_report(Path(out_dir) / f"{name}.md", "\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -38,10 +38,11 @@ def hair_below(value):
     The hair must stay far below the solver's tolerances: a later level may lower the
     frozen agents by it, and through an agent with a small level dual ``lambda_i``
     that buys the free agents about ``hair / lambda_i``.  At 1e-9 of ``max(1, |v|)``
-    (values of about 0.03 in the solver's units), parts of 10^6 x 10^3 split in
-    1,600 had later levels up to 3e-5 above the leximin (the levels on the optimal
-    face, and the plain levels with a hair of 1e-13 or none, agree); at 1e-12 of
-    ``|v|`` the paths agree to the solver's tolerance.
+    (values of about 0.03 in the solver's units), the whole model's later levels
+    differed from those on the optimal face by up to 1.2e-4 of a value on parts of
+    2 x 10^4 x 10^3 split in 32 (with a hair of 1e-13 or none the two agreed); at
+    1e-12 of ``|v|``, by at most 6.4e-9.  What remains is the solver's own tolerance,
+    amplified the same way (``models/partition.md``).
 
     >>> float(hair_below(2.0))
     1.999999999998
@@ -292,7 +293,7 @@ def leximin_part(task: dict) -> dict:
         if isinstance(hint, bool) or not isinstance(hint, (int, float)) or not math.isfinite(hint) or hint < 0:
             raise InputError(f"cap_below must be a finite number >= 0, got {hint!r}", path="option cap_below")
         capped_first, tried = _capped_first_level(h, included, vmax, row_of, base_l, float(hint) * unit,
-                                                  (edge_agent, coef, upper, alone_x))
+                                                  edge_agent, coef, upper, alone_x)
         if capped_first.size:
             free[capped_first] = False
             floors[capped_first] = hair_below(vmax[capped_first])
@@ -474,7 +475,8 @@ def standalone_unique(edge_agent: np.ndarray, coef: np.ndarray, upper: np.ndarra
     return ~tied
 
 
-def _capped_first_level(h, included, vmax, row_of, base_l, limit, standalone) -> tuple[np.ndarray, bool]:
+def _capped_first_level(h, included, vmax, row_of, base_l, limit, edge_agent, coef, upper,
+                        alone_x) -> tuple[np.ndarray, bool]:
     """The first level LP with the agents of ``v_i^max <= limit`` held at their maxima: the chain below
     the common level and the common level in one LP, when it succeeds.
 
@@ -491,25 +493,25 @@ def _capped_first_level(h, included, vmax, row_of, base_l, limit, standalone) ->
     one only costs the extra LP.  Returns ``C`` (empty unless it succeeded) and whether
     an LP ran.  The model's options are those of a first level (interior point).
 
-    ``standalone`` is ``(edge_agent, coef, upper, x)`` with ``x`` the standalone
-    maximisers.  An agent of ``C`` whose maximiser is unique (:func:`standalone_unique`)
-    has its columns fixed there as well: a floor at ``v_i^max`` alone leaves the
-    interior point almost no interior along that agent's edges (on parts of
-    10^6 x 10^3 split in 1,600: about 95 ms instead of 60-70 ms for the LP), and in
-    every leximin optimum these columns take exactly those values.
+    ``edge_agent``, ``coef`` and ``upper`` describe the model's columns (every edge of the
+    part) and ``alone_x`` holds the standalone maximisers.  An agent of ``C`` whose
+    maximiser is unique (:func:`standalone_unique`) has its columns fixed there as well:
+    a floor at ``v_i^max`` alone leaves the interior point almost no interior along that
+    agent's edges (on the capped parts of 10^6 x 10^3 split in 1,600: 93-102 ms for the
+    LP, against 64-75 ms with the columns fixed), and in every leximin optimum these
+    columns take exactly those values.
     """
     import highspy
 
     capped = np.flatnonzero(included & (vmax <= limit))
     if capped.size == 0 or capped.size == np.count_nonzero(included):
         return np.zeros(0, dtype=np.int64), False
-    n_edges = standalone[0].shape[0]
+    n_edges = edge_agent.shape[0]
     rows = (base_l + row_of[capped]).astype(np.int32)
     for r in rows.tolist():
         h.changeCoeff(r, n_edges, 0.0)
     floor = hair_below(vmax[capped])
     h.changeRowsBounds(capped.size, rows, floor, np.full(capped.size, highspy.kHighsInf))
-    edge_agent, coef, upper, alone_x = standalone
     is_capped = np.zeros(row_of.shape[0], dtype=bool)
     is_capped[capped] = True
     fixable = is_capped & standalone_unique(edge_agent, coef, upper, alone_x, row_of.shape[0])
