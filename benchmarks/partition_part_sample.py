@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE))
 from _common import machine, write_results  # noqa: E402
 from scaling_partition import make_problem  # noqa: E402
 
-from laissez_opt.partition.core import equal_share_normalizer, part_tasks  # noqa: E402
+from laissez_opt.partition.core import CAPACITY_SPLITS, equal_share_normalizer, part_tasks  # noqa: E402
 from laissez_opt.partition.levels import CAP_HINT_SHARE, leximin_part  # noqa: E402
 
 
@@ -85,6 +85,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sample", type=int, default=60, help="parts solved, spread over the split (default 60)")
     ap.add_argument("--compare-plain", action="store_true",
                     help="also solve each sampled part with face=False, caps=False and compare the values")
+    ap.add_argument("--capacity-split", default="equal", choices=CAPACITY_SPLITS,
+                    help="how each pool's devices are shared among the parts (default equal, as lo.solve)")
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--name", default="partition_part_sample")
     args = ap.parse_args(argv)
@@ -93,7 +95,7 @@ def main(argv=None) -> int:
         ap.error("need --parts >= 2 and 1 <= --sample < --parts")
     problem = make_problem(n, m)
     ready = problem.for_method("maxmin", equal_share_normalizer(problem))
-    tasks, _ = part_tasks(ready, args.parts, 0, "maxmin", integral=False)
+    tasks, _ = part_tasks(ready, args.parts, 0, "maxmin", integral=False, capacity_split=args.capacity_split)
     for task in tasks:
         task["levels"] = "all"
     step = max(1, (len(tasks) - 1) // args.sample)
@@ -122,7 +124,7 @@ def main(argv=None) -> int:
     finally:
         clock.close()
     mean = lambda key: statistics.mean(r[key] for r in rows)  # noqa: E731
-    summary = {"size": args.size, "k": args.parts, "sampled": len(rows), "pilot_common_level": pilot["common_level"],
+    summary = {"size": args.size, "k": args.parts, "capacity_split": args.capacity_split, "sampled": len(rows), "pilot_common_level": pilot["common_level"],
                "cap_below": hint, "cpu_ms_per_part": 1000 * mean("cpu_s"), "ipm_ms_per_part": 1000 * mean("ipm_cpu_s"),
                "simplex_ms_per_part": 1000 * mean("simplex_cpu_s"), "lps_per_part": mean("lps"),
                "capped": sum(r["capped"] for r in rows), "missed": sum(r["missed"] for r in rows),

@@ -15,7 +15,8 @@ three ways in the same run, one after the other:
 
 Jobs: ``welfare`` (integral; parts as min-cost flows), ``maxmin_first``
 (fractional, ``levels=first_level``: each part's max-min LP, the level whose bound
-and gap are certified) and ``maxmin_all`` (fractional, every leximin level of each
+and gap are certified), ``maxmin_first_sqrt`` (the same on smaller parts, each
+pool shared by ``capacity_split=sqrt``) and ``maxmin_all`` (fractional, every leximin level of each
 part, the default ``levels``; its certified gap is the first level's).  Columns: the seconds of each path, the ratio of each to
 the core, the certified gap and the parts' CPU seconds (summed over the workers).
 Results go to ``NAME.json`` and ``NAME.md`` in ``--out`` (atomically).
@@ -24,6 +25,8 @@ Results go to ``NAME.json`` and ``NAME.md`` in ``--out`` (atomically).
     python benchmarks/partition_public_path.py              # 10^6 x 10^3: welfare K=16, max-min K=640, 2 workers
     python benchmarks/partition_public_path.py --jobs maxmin_all,maxmin_first --name partition_public_path_levels
                                                             # every level (K=2,400) against the first level (K=640)
+    python benchmarks/partition_public_path.py --jobs maxmin_first,maxmin_first_sqrt --name partition_public_path_first
+                                                            # the first level: K=640 equal shares against K=4,000 sqrt shares
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ JOBS = {
     "welfare": ("welfare", {}, {"integral": True}),
     "maxmin_first": ("maxmin", {"fractional": True, "levels": "first_level"}, {"levels": "first"}),
     "maxmin_all": ("maxmin", {"fractional": True}, {"levels": "all"}),
+    "maxmin_first_sqrt": ("maxmin", {"fractional": True, "levels": "first_level", "capacity_split": "sqrt"},
+                          {"levels": "first", "capacity_split": "sqrt"}),
 }
 
 
@@ -161,6 +166,8 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", default="welfare,maxmin_first", help=f"comma list of {', '.join(JOBS)}")
     parser.add_argument("--welfare-parts", type=int, default=16)
     parser.add_argument("--maxmin-parts", type=int, default=640)
+    parser.add_argument("--maxmin-sqrt-parts", type=int, default=4000,
+                        help="K of maxmin_first_sqrt (default 4000: within a 0.5%% gap under the sqrt split)")
     parser.add_argument("--maxmin-all-parts", type=int, default=2400,
                         help="K of maxmin_all (default 2400: the largest split measured within a 2%% gap)")
     parser.add_argument("--executor", default="local", choices=("inline", "local", "dask"))
@@ -170,7 +177,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.size, args.executor = args.size or "20000x100", "inline"
-        args.welfare_parts = args.maxmin_parts = args.maxmin_all_parts = 4
+        args.welfare_parts = args.maxmin_parts = args.maxmin_all_parts = args.maxmin_sqrt_parts = 4
     n, m = (int(v) for v in (args.size or "1000000x1000").split("x"))
     jobs = [j for j in args.jobs.split(",") if j]
     unknown = [j for j in jobs if j not in JOBS]
@@ -183,7 +190,8 @@ def main(argv=None) -> int:
         path = Path(tmp) / f"het-{n}x{m}.npz"
         write_npz(problem, path, f"het-{n}x{m}")
         for job in jobs:
-            parts = {"welfare": args.welfare_parts, "maxmin_all": args.maxmin_all_parts}.get(job, args.maxmin_parts)
+            parts = {"welfare": args.welfare_parts, "maxmin_all": args.maxmin_all_parts,
+                     "maxmin_first_sqrt": args.maxmin_sqrt_parts}.get(job, args.maxmin_parts)
             rows.append(measure(problem, path, job, parts, args.executor, workers, Path(tmp), print))
     report = {"machine": machine("highspy", "ortools", "numpy"), "rows": rows}
     write_report(args.out / f"{args.name}.json", json.dumps(report, indent=2))

@@ -185,7 +185,7 @@ SOLVER_OPTIONS = solver_options(fractional=True)
 
 
 #: Names of the partitioned-solving options (:func:`partition_options`).
-PARTITION_OPTION_NAMES = ("partitions", "partition_seed", "executor", "workers", "scheduler")
+PARTITION_OPTION_NAMES = ("partitions", "partition_seed", "capacity_split", "executor", "workers", "scheduler")
 
 
 def refuse_partitions(method: str, partitions) -> None:
@@ -211,6 +211,9 @@ def partition_options() -> tuple[Option, ...]:
                "(POP) and report the proven gap; null: solve the whole instance",
                accepts="integer >= 1 | auto", types=(int, str), nullable=True),
         Option("partition_seed", "int", 0, "seed of the random split (partitions)", minimum=0, maximum=2**32 - 1),
+        Option("capacity_split", "choice", "equal", "each part's share of a pool (partitions, time-sharing "
+               "models): equal k_c/K (POP), or sqrt, in proportion to the square root of the part's edges "
+               "at the pool", choices=("equal", "sqrt")),
         Option("executor", "choice", "inline", "where the parts run (partitions): this process, local "
                "worker processes or a Dask cluster", choices=("inline", "local", "dask")),
         Option("workers", "int", None, "worker processes for executor local or dask (partitions; "

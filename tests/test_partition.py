@@ -244,11 +244,11 @@ def test_public_path_benchmark_runs(tmp_path):
 
     root = Path(__file__).resolve().parent.parent
     run = subprocess.run([sys.executable, str(root / "benchmarks" / "partition_public_path.py"), "--quick",
-                          "--size", "3000x40", "--out", str(tmp_path)], cwd=root, capture_output=True, text=True,
-                         timeout=300)
+                          "--size", "3000x40", "--jobs", "welfare,maxmin_first,maxmin_first_sqrt", "--out",
+                          str(tmp_path)], cwd=root, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     rows = json.loads((tmp_path / "partition_public_path.json").read_text())["rows"]
-    assert [r["job"] for r in rows] == ["welfare", "maxmin_first"]
+    assert [r["job"] for r in rows] == ["welfare", "maxmin_first", "maxmin_first_sqrt"]
     for r in rows:
         assert r["same_objective"] and r["solve"]["gap"] is not None and r["solve"]["gap"] >= 0
         assert r["edges"] > 3000 and r["cli"]["result_mb"] > 0

@@ -212,13 +212,14 @@ def solve_maxmin(
     levels: str = "auto",
     partitions=None,
     partition_seed: int = 0,
+    capacity_split: str = "equal",
     executor: str = "inline",
     workers: int | None = None,
     scheduler: str | None = None,
 ) -> Result:
     """Leximin allocation of ``U_i / (w_i E_i)``; see the module docstring.
 
-    ``partitions``, ``partition_seed``, ``executor``, ``workers``, ``scheduler``: the
+    ``partitions``, ``partition_seed``, ``capacity_split``, ``executor``, ``workers``, ``scheduler``: the
     partitioned solve of ``lo.solve`` (:mod:`laissez_opt.partition`); this entry point
     solves the whole instance and refuses ``partitions``.
 

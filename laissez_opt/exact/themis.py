@@ -1092,6 +1092,7 @@ def solve_themis(
     state: dict | None = None,
     partitions=None,
     partition_seed: int = 0,
+    capacity_split: str = "equal",
     executor: str = "inline",
     workers: int | None = None,
     scheduler: str | None = None,

@@ -83,13 +83,14 @@ def solve_welfare(
     compress: str = "auto",
     partitions=None,
     partition_seed: int = 0,
+    capacity_split: str = "equal",
     executor: str = "inline",
     workers: int | None = None,
     scheduler: str | None = None,
 ) -> Result:
     """Maximise ``sum_i w_i U_i(x)``; see the module docstring.
 
-    ``partitions``, ``partition_seed``, ``executor``, ``workers``, ``scheduler``: the
+    ``partitions``, ``partition_seed``, ``capacity_split``, ``executor``, ``workers``, ``scheduler``: the
     partitioned solve of ``lo.solve`` (:mod:`laissez_opt.partition`); this entry point
     solves the whole instance and refuses ``partitions``.
 

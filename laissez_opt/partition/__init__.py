@@ -75,7 +75,8 @@ def solve(instance, method: str = "welfare", *, solver=None, via=None, time_limi
         raise InputError("partitioned solving solves the parts with HiGHS; leave solver unset",
                          path="option solver")
     return solve_partitioned(instance, method, partitions=given["partitions"],
-                             partition_seed=given.get("partition_seed", 0), executor=given.get("executor", "inline"),
+                             partition_seed=given.get("partition_seed", 0),
+                             capacity_split=given.get("capacity_split", "equal"), executor=given.get("executor", "inline"),
                              workers=given.get("workers"), scheduler=given.get("scheduler"),
                              fractional=bool(opts.get("fractional", False)),
                              normalizer=opts.get("normalizer", "equal_share"), levels=levels, check=check)

@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import InputError
 from ..modeling import LinearModel, solve_model
 
-__all__ = ["Problem", "PART_METHODS", "split_agents", "split_capacity", "part_tasks", "solve_part",
+__all__ = ["Problem", "PART_METHODS", "CAPACITY_SPLITS", "split_agents", "pool_presence", "split_capacity", "part_tasks", "solve_part",
            "lagrangian_bound", "merge", "build_part", "price_task", "check_feasible", "inner_maximum", "price_candidates", "refine_prices",
            "equal_share_normalizer", "objective_of", "participants", "max_t_model"]
 
@@ -111,23 +111,63 @@ def split_agents(n_agents: int, parts: int, seed: int) -> np.ndarray:
     return part
 
 
-def split_capacity(counts: np.ndarray, parts: int, *, integral: bool = True) -> np.ndarray:
+#: Capacity rules of the time-sharing split (:func:`split_capacity`).
+CAPACITY_SPLITS = ("sqrt", "equal")
+
+
+def pool_presence(problem: Problem, part_of: np.ndarray, parts: int) -> np.ndarray:
+    """``K x m``: how many edges of part ``q``'s agents reach pool ``c`` (``n_c^q``).
+
+    >>> p = Problem(np.array([0, 0, 1]), np.array([0, 1, 1]), np.ones(3), np.array([1, 1]), np.ones(2), np.ones(2))
+    >>> pool_presence(p, np.array([0, 1]), 2).tolist()
+    [[1, 1], [0, 1]]
+    """
+    m = problem.n_pools
+    cell = part_of[problem.edge_agent] * m + problem.edge_pool
+    return np.bincount(cell, minlength=parts * m).reshape(parts, m)
+
+
+def split_capacity(counts: np.ndarray, parts: int, *, integral: bool = True, rule: str = "equal",
+                   presence: np.ndarray | None = None) -> np.ndarray:
     """``K x m`` capacities whose columns add up to ``k_c`` exactly.
 
     Integral rule: every part gets ``floor(k_c / K)``; the ``r_c = k_c mod K`` devices
     left go one each to parts ``(c + j) mod K`` for ``j < r_c`` (a rotation by the
     pool index, so that no part collects every pool's leftovers).  Fractional
-    (time-sharing models): every part gets ``k_c / K`` (a part may time-share a
-    device with another part, as the fractional model allows within one part).
+    (time-sharing models; a part may time-share a device with another part, as the
+    fractional model allows within one part):
+
+    * ``rule="equal"``: every part gets ``k_c / K`` (POP's proportional split);
+    * ``rule="sqrt"``: part ``q`` gets ``k_c sqrt(n_c^q) / sum_r sqrt(n_c^r)``, where
+      ``n_c^q`` (``presence``, :func:`pool_presence`) counts the part's edges at pool
+      ``c``; a pool no part reaches is split equally.  With few agents per pool and
+      part, an equal split leaves the share of every part without an agent at ``c``
+      idle (a fraction ``e^{-n_c/K}`` of the pool, ``n_c`` its edges) while crowded
+      parts starve; shares proportional to ``n_c^q`` itself starve the parts where a
+      single agent depends on the pool.  The square root sits between the two; the
+      measurements behind the choice are in ``models/partition.md`` ("The split").
 
     >>> split_capacity(np.array([7, 1, 1]), 3).tolist()
     [[3, 0, 0], [2, 1, 0], [2, 0, 1]]
     >>> split_capacity(np.array([3, 1]), 2, integral=False).tolist()
     [[1.5, 0.5], [1.5, 0.5]]
+    >>> split_capacity(np.array([3.0, 1.0]), 2, integral=False, rule="sqrt",
+    ...                presence=np.array([[4, 0], [1, 0]])).tolist()
+    [[2.0, 0.5], [1.0, 0.5]]
     """
     if not integral:
+        if rule not in CAPACITY_SPLITS:
+            raise InputError(f"capacity_split must be one of {', '.join(CAPACITY_SPLITS)}, got {rule!r}",
+                             path="option capacity_split")
         share = np.asarray(counts, dtype=np.float64) / parts
-        return np.repeat(share[None, :], parts, axis=0)
+        if rule == "equal" or presence is None:
+            return np.repeat(share[None, :], parts, axis=0)
+        root = np.sqrt(np.asarray(presence, dtype=np.float64))
+        total = root.sum(axis=0)
+        reached = total > 0
+        out = np.repeat(share[None, :], parts, axis=0)
+        out[:, reached] = root[:, reached] * (np.asarray(counts, dtype=np.float64)[reached] / total[reached])
+        return out
     counts = np.asarray(counts, dtype=np.int64)
     base, rest = np.divmod(counts, parts)
     out = np.repeat(base[None, :], parts, axis=0)
@@ -138,16 +178,18 @@ def split_capacity(counts: np.ndarray, parts: int, *, integral: bool = True) -> 
 
 
 def part_tasks(problem: Problem, parts: int, seed: int, method: str, *,
-               integral: bool = True) -> tuple[list[dict], np.ndarray]:
+               integral: bool = True, capacity_split: str = "equal") -> tuple[list[dict], np.ndarray]:
     """One task dict per part (local arrays only, ready to ship to a worker) and each agent's part.
 
-    ``integral``: split every pool's devices as whole devices (else ``k_c / K`` each).
+    ``integral``: split every pool's devices as whole devices (else time shares by
+    ``capacity_split``, :func:`split_capacity`).
     A task holds ``part``, ``method``, ``agents`` (global ids of its agents),
     ``edges`` (global edge ids), the local ``edge_agent``, ``edge_pool``, ``coef``,
     ``demands`` and ``capacity`` (``k_c^q``).
     """
     part_of = split_agents(problem.n_agents, parts, seed)
-    caps = split_capacity(problem.counts, parts, integral=integral)
+    presence = pool_presence(problem, part_of, parts) if not integral and capacity_split == "sqrt" else None
+    caps = split_capacity(problem.counts, parts, integral=integral, rule=capacity_split, presence=presence)
     agent_order = np.argsort(part_of, kind="stable")
     agent_bounds = np.searchsorted(part_of[agent_order], np.arange(parts + 1))
     edge_part = part_of[problem.edge_agent]

@@ -26,7 +26,7 @@ from ..modeling.solution import relative_gap
 from .levels import CAP_HINT_SHARE
 from .themis import max_rho, themis_bound
 from .core import (
-    PART_METHODS, Problem, check_feasible, equal_share_normalizer, inner_maximum, lagrangian_bound, merge, objective_of, participants, refine_prices,
+    CAPACITY_SPLITS, PART_METHODS, Problem, check_feasible, equal_share_normalizer, inner_maximum, lagrangian_bound, merge, objective_of, participants, refine_prices,
     part_tasks, price_candidates, price_task, solve_part,
 )
 
@@ -84,10 +84,35 @@ def _run(tasks: list[dict], executor: str, workers: int | None, scheduler: str |
     raise InputError(f"unknown executor {executor!r}; choose inline, local or dask", path="option executor")
 
 
+#: What each capacity split gives a part, as the Result reports it.
+CAPACITY_RULE_TEXT = {
+    "whole": "floor(k_c / K) per part, the k_c mod K left over to parts (c + j) mod K",
+    "equal": "k_c / K per part (fractional time shares)",
+    "sqrt": "k_c sqrt(n_c^q) / sum_r sqrt(n_c^r) per part, n_c^q the part's edges at pool c (fractional time shares)",
+}
+
+
+def capacity_split_rule(capacity_split: str | None, integral: bool) -> str:
+    """The split a run uses: ``"whole"`` devices for integral models, else ``capacity_split`` (default ``"equal"``).
+
+    >>> capacity_split_rule(None, False), capacity_split_rule("sqrt", False), capacity_split_rule(None, True)
+    ('equal', 'sqrt', 'whole')
+    """
+    if capacity_split is not None and capacity_split not in CAPACITY_SPLITS:
+        raise InputError(f"capacity_split must be one of {', '.join(CAPACITY_SPLITS)}, got {capacity_split!r}",
+                         path="option capacity_split")
+    if integral:
+        if capacity_split not in (None, "equal"):
+            raise InputError("an integral split gives every part whole devices, floor(k_c / K) or one more; "
+                             "capacity_split sqrt applies to the time-sharing models", path="option capacity_split")
+        return "whole"
+    return capacity_split or "equal"
+
+
 def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, executor: str = "inline",
                  workers: int | None = None, scheduler: str | None = None, integral: bool = False,
                  refine: int = REFINE_STEPS, levels: str = "all", caps: bool = True, face: bool = True,
-                 lag: np.ndarray | None = None,
+                 capacity_split: str | None = None, lag: np.ndarray | None = None,
                  active: np.ndarray | None = None) -> dict:
     """Split ``problem`` (``coef`` set, :meth:`Problem.for_method`), solve the parts, merge, verify, bound.
 
@@ -102,8 +127,11 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
     level LP's optimal face, cut to the components that still hold free agents
     (:func:`~laissez_opt.partition.levels.optimal_face`; default on); False keeps the
     whole part's model (for comparison).
-    ``integral`` splits whole devices (:func:`~laissez_opt.partition.core.split_capacity`;
-    integral welfare), else ``k_c / K`` of every pool per part (fractional models).
+    ``integral`` splits whole devices, ``floor(k_c / K)`` or one more per part
+    (:func:`~laissez_opt.partition.core.split_capacity`; integral welfare), else time
+    shares by ``capacity_split``: ``"sqrt"``
+    gives part ``q`` a share of pool ``c`` proportional to the square root of its
+    edges at ``c``, ``"equal"`` (the default) gives every part ``k_c / K`` (POP's rule).
     ``refine``: at most this many subgradient steps lower the bound from the best
     candidate prices (:func:`~laissez_opt.partition.core.refine_prices`), within
     ``REFINE_SHARE`` of the parts' solve time (at least ``REFINE_MIN_SECONDS``).
@@ -134,8 +162,9 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
             raise InputError(f"{name} must be true or false, got {flag!r}", path=f"option {name}")
     timing = {}
     t0 = time.perf_counter()
+    rule = capacity_split_rule(capacity_split, integral)
     k = resolve_parts(partitions, problem.n_edges, problem.n_agents)
-    tasks, part_of = part_tasks(problem, k, seed, method, integral=integral)
+    tasks, part_of = part_tasks(problem, k, seed, method, integral=integral, capacity_split=rule)
     if method == "maxmin":
         for task in tasks:
             task["levels"], task["caps"], task["face"] = levels, caps, face
@@ -244,8 +273,8 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
             parts_missed=sum(1 for q in range(k) if outcomes[q].get("first_cap_failed"))),
         "feasibility": {"check": "vectorised capacity, demand and sign check of the merged amounts",
                         "max_violation": violation},
-        "capacity_rule": ("floor(k_c / K) per part, the k_c mod K left over to parts (c + j) mod K" if integral
-                          else "k_c / K per part (fractional time shares)"),
+        "capacity_split": rule,
+        "capacity_rule": CAPACITY_RULE_TEXT[rule],
     }
     return {"amounts": amounts, "values": values, "objective": objective, "bound": bound, "gap": gap,
             "details": details, "timing": timing, "part_of": part_of}
@@ -322,14 +351,16 @@ def problem_of(instance) -> Problem:
 
 
 def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", partition_seed: int = 0,
-                      executor: str = "inline", workers: int | None = None, scheduler: str | None = None,
-                      fractional: bool = False, normalizer: str = "equal_share", levels: str = "all",
+                      capacity_split: str = "equal", executor: str = "inline", workers: int | None = None,
+                      scheduler: str | None = None, fractional: bool = False, normalizer: str = "equal_share", levels: str = "all",
                       check: bool = True):
     """POP-style partitioned ``welfare``, fractional ``maxmin`` (leximin per part) or fractional ``themis``, as a Result.
 
     The agents are split uniformly at random (``partition_seed``) into ``K`` parts,
-    each with ``floor`` or ``ceil`` of ``k_c / K`` devices of every pool (adding up to
-    ``k_c``); each part's LP runs on ``executor``; the union of the parts'
+    each with ``floor`` or ``ceil`` of ``k_c / K`` devices of every pool (integral
+    welfare) or a time share of it (``capacity_split``: ``"equal"``, ``k_c / K``, or
+    ``"sqrt"``, in proportion to the square root of the part's edges at the pool),
+    adding up to ``k_c``; each part's LP runs on ``executor``; the union of the parts'
     allocations is feasible for the whole instance (maxmin: each part's exact
     fractional leximin, every level, or with ``levels="first"`` the max-min LP alone; checked vectorised, and by
     :func:`laissez_opt.analysis.verify.verify` when ``check``).  ``bound`` is the
@@ -376,7 +407,7 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     integral = method == "welfare" and not fractional
     out = solve_arrays(problem, method, partitions=partitions, seed=partition_seed, executor=executor,
                        workers=workers, scheduler=scheduler, integral=integral, lag=lag, active=active,
-                       levels=levels)
+                       levels=levels, capacity_split=None if integral and capacity_split == "equal" else capacity_split)
     amounts = out["amounts"]
     if integral:
         rounded = np.rint(amounts)
@@ -420,7 +451,8 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
         instance=instance.name, method=method, status="feasible", solver="highs", objective=objective,
         bound=bound, gap=gap, allocation=allocation_columns(instance, amounts[:, None]),
         utilities=agent_values(instance, utilities), timing=out["timing"],
-        params={"partitions": partitions, "partition_seed": partition_seed, "executor": executor,
+        params={"partitions": partitions, "partition_seed": partition_seed, "capacity_split": capacity_split,
+                "executor": executor,
                 "fractional": fractional,
                 **({"normalizer": normalizer, "levels": next(k for k, v in PART_LEVELS.items() if v == levels)}
                    if method == "maxmin" else {})},
