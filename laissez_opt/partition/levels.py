@@ -380,7 +380,7 @@ def leximin_part(task: dict) -> dict:
         if model.n_groups == 1:
             uncertified = [] if stuck.any() else [0]
         else:
-            uncertified = np.setdiff1d(model.group_of[free], model.group_of[stuck]).tolist()
+            uncertified = np.flatnonzero(_groups_of(model, free) & ~_groups_of(model, stuck)).tolist()
         for g in uncertified:
             members = free & (model.group_of == g)
             stuck |= members & (values <= values[members].min() + tol)
@@ -402,7 +402,9 @@ def leximin_part(task: dict) -> dict:
             frozen_per_level.append(int(count))
         if model.n_groups > 1:
             # A component left without a free agent: its t_g has no row any more and leaves the objective.
-            for g in np.setdiff1d(groups, model.group_of[free]).tolist():
+            emptied = np.zeros(model.n_groups, dtype=bool)
+            emptied[groups] = True
+            for g in np.flatnonzero(emptied & ~_groups_of(model, free)).tolist():
                 h.changeColCost(n_cols + g, 0.0)
         if caps and chain and free.any() and model.n_groups == 1:
             # The level was held by the agents' own standalone maxima: the next levels are
@@ -665,6 +667,14 @@ def _repair(x, edge_agent, edge_pool, capacity, demands) -> tuple[np.ndarray, fl
     if over.any():
         x = x * np.where(over, demands / np.where(taken > 0, taken, 1.0), 1.0)[edge_agent]
     return x, excess
+
+
+def _groups_of(model: _LevelModel, agents: np.ndarray) -> np.ndarray:
+    """Which components ``g`` hold at least one of ``agents`` (a boolean mask over the local agents)."""
+    held = np.zeros(model.n_groups, dtype=bool)
+    g = model.group_of[agents]
+    held[g[g >= 0]] = True
+    return held
 
 
 def _scatter_rows(mask_rows: np.ndarray, rows_agent: np.ndarray, n: int) -> np.ndarray:
