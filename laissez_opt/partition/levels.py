@@ -402,9 +402,7 @@ def leximin_part(task: dict) -> dict:
             frozen_per_level.append(int(count))
         if model.n_groups > 1:
             # A component left without a free agent: its t_g has no row any more and leaves the objective.
-            emptied = np.zeros(model.n_groups, dtype=bool)
-            emptied[groups] = True
-            for g in np.flatnonzero(emptied & ~_groups_of(model, free)).tolist():
+            for g in np.flatnonzero(_groups_of(model, idx) & ~_groups_of(model, free)).tolist():
                 h.changeColCost(n_cols + g, 0.0)
         if caps and chain and free.any() and model.n_groups == 1:
             # The level was held by the agents' own standalone maxima: the next levels are
@@ -670,7 +668,9 @@ def _repair(x, edge_agent, edge_pool, capacity, demands) -> tuple[np.ndarray, fl
 
 
 def _groups_of(model: _LevelModel, agents: np.ndarray) -> np.ndarray:
-    """Which components ``g`` hold at least one of ``agents`` (a boolean mask over the local agents)."""
+    """A boolean mask over the model's components ``g`` in ``0..n_groups-1``: which hold at least
+    one of ``agents`` (agent indices or a boolean mask over all agents; agents outside the model
+    belong to no component)."""
     held = np.zeros(model.n_groups, dtype=bool)
     g = model.group_of[agents]
     held[g[g >= 0]] = True
