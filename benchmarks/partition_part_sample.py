@@ -87,6 +87,8 @@ def main(argv=None) -> int:
                     help="also solve each sampled part with face=False, caps=False and compare the values")
     ap.add_argument("--capacity-split", default="equal", choices=CAPACITY_SPLITS,
                     help="how each pool's devices are shared among the parts (default equal, as lo.solve)")
+    ap.add_argument("--cold-face", action="store_true",
+                    help="start each model rebuilt on an optimal face cold (warm_face=False), for comparison")
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--name", default="partition_part_sample")
     args = ap.parse_args(argv)
@@ -98,6 +100,7 @@ def main(argv=None) -> int:
     tasks, _ = part_tasks(ready, args.parts, 0, "maxmin", integral=False, capacity_split=args.capacity_split)
     for task in tasks:
         task["levels"] = "all"
+        task["warm_face"] = not args.cold_face
     step = max(1, (len(tasks) - 1) // args.sample)
     sampled = tasks[1::step][:args.sample]
     leximin_part(tasks[0])  # loads and warms the solver library, off the clock
@@ -124,7 +127,8 @@ def main(argv=None) -> int:
     finally:
         clock.close()
     mean = lambda key: statistics.mean(r[key] for r in rows)  # noqa: E731
-    summary = {"size": args.size, "k": args.parts, "capacity_split": args.capacity_split, "sampled": len(rows), "pilot_common_level": pilot["common_level"],
+    summary = {"size": args.size, "k": args.parts, "capacity_split": args.capacity_split,
+               "warm_face": not args.cold_face, "sampled": len(rows), "pilot_common_level": pilot["common_level"],
                "cap_below": hint, "cpu_ms_per_part": 1000 * mean("cpu_s"), "ipm_ms_per_part": 1000 * mean("ipm_cpu_s"),
                "simplex_ms_per_part": 1000 * mean("simplex_cpu_s"), "lps_per_part": mean("lps"),
                "capped": sum(r["capped"] for r in rows), "missed": sum(r["missed"] for r in rows),

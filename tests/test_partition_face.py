@@ -55,16 +55,43 @@ def _feasible(task: dict, x: np.ndarray) -> None:
 
 
 @settings(**SETTINGS)
-@given(seed=st.integers(0, 10**6), n=st.integers(2, 40), m=st.integers(1, 8), caps=st.booleans())
-def test_levels_on_the_face_equal_the_whole_model(seed, n, m, caps):
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 40), m=st.integers(1, 8), caps=st.booleans(),
+       warm=st.booleans())
+def test_levels_on_the_face_equal_the_whole_model(seed, n, m, caps, warm):
     task = _task(seed, n, m)
     whole = leximin_part(dict(task, face=False, caps=caps))
     with mock.patch.object(levels, "FACE_MIN_COLUMNS", 0):
-        cut = leximin_part(dict(task, face=True, caps=caps))
+        cut = leximin_part(dict(task, face=True, caps=caps, warm_face=warm))
     assert whole["status"] == cut["status"] == "optimal"
     _assert_same(whole["values"], cut["values"])
     _feasible(task, cut["x"])
     assert whole["face_rebuilds"] == 0
+    # Every rebuilt model starts from the last vertex when asked to (HiGHS took each basis here).
+    assert cut["warm_rebuilds"] == (cut["face_rebuilds"] if warm else 0)
+
+
+def test_a_raised_level_bound_that_binds_is_released_and_the_level_solved_again():
+    """The warm start holds a component's t_g at its last level by a bound; were that bound to carry
+    the level's dual (the component did not rise), the level runs again without it.  Forced here on
+    every warm model: the values stay the whole model's."""
+    calls = []
+
+    def always(sol, raised):
+        calls.append(raised.size)
+        return True
+
+    reruns = 0
+    with mock.patch.object(levels, "FACE_MIN_COLUMNS", 0), mock.patch.object(levels, "_bound_carries_dual", always):
+        for seed in range(12):
+            task = _task(seed, 30, 5)
+            whole = leximin_part(dict(task, face=False))
+            cut = leximin_part(task)
+            assert cut["status"] == "optimal"
+            _assert_same(whole["values"], cut["values"])
+            _feasible(task, cut["x"])
+            reruns += cut["released_reruns"]
+    # Only models with a raised bound are checked, and each check forced a second run.
+    assert calls and min(calls) > 0 and reruns == len(calls)
 
 
 def test_optimal_face_fixes_by_sign_and_drops_components_without_free_agents():
@@ -98,7 +125,7 @@ def test_the_face_cuts_a_benchmark_part_to_a_few_columns():
     task = tasks[0]
     whole = leximin_part(dict(task, face=False))
     cut = leximin_part(task)
-    assert cut["face_rebuilds"] >= 1
+    assert cut["face_rebuilds"] >= 1 and cut["warm_rebuilds"] == cut["face_rebuilds"]
     assert np.array_equal(np.array(whole["frozen_per_level"][:1]), np.array(cut["frozen_per_level"][:1]))
     # The floors sit 1e-12 of themselves below the levels (hair_below): too little for the whole
     # model's later levels to buy anything with it, so both paths give the same leximin.  (At a
@@ -135,6 +162,8 @@ def test_face_option_is_checked():
     task = _task(1, 4, 2)
     with pytest.raises(InputError, match="face"):
         leximin_part(dict(task, face="yes"))
+    with pytest.raises(InputError, match="warm_face"):
+        leximin_part(dict(task, warm_face=1))
     p = Problem(np.array([0]), np.array([0]), np.ones(1), np.array([1]), np.ones(1), np.ones(1)).for_method("maxmin")
     with pytest.raises(InputError, match="face"):
         solve_arrays(p, "maxmin", partitions=1, face=1)
