@@ -388,7 +388,7 @@ def leximin_part(task: dict) -> dict:
     lps = retries = floor_easings = 0
     crossover = task.get("levels") != "first"
     _set_lp(h, warm=False, crossover=crossover, presolve=crossover and n_edges <= PRESOLVE_FIRST_MAX_EDGES,
-            simplex=(not crossover and n_edges <= SIMPLEX_FIRST_MAX_EDGES) or task.get("first_lp") == "simplex")
+            simplex=not crossover and n_edges <= SIMPLEX_FIRST_MAX_EDGES)
     caps, face, warm_face = task.get("caps", True), task.get("face", True), task.get("warm_face", True)
     for name, flag in (("caps", caps), ("face", face), ("warm_face", warm_face)):
         if not isinstance(flag, bool):
