@@ -122,6 +122,23 @@ def test_capacity_split_is_checked_everywhere(tmp_path):
     assert json.loads(good.stdout)["details"]["partition"]["capacity_split"] == "sqrt"
 
 
+def test_every_level_first_lp_routes_agree(monkeypatch):
+    # Every level: the first LP by dual simplex (parts of at most SIMPLEX_EVERY_LEVEL_MAX_EDGES
+    # edges) or by interior point with crossover; both vertices lead to the same leximin.
+    problem = _arrays(11, 600, 40)
+    ready = problem.for_method("maxmin", equal_share_normalizer(problem))
+    runs = {}
+    for edges in (0, 10**9):
+        monkeypatch.setattr(part_levels, "SIMPLEX_EVERY_LEVEL_MAX_EDGES", edges)
+        runs[edges] = solve_arrays(ready, "maxmin", partitions=3, seed=4, levels="all")
+    ipm, dual = runs[0], runs[10**9]
+    assert dual["objective"] == pytest.approx(ipm["objective"], rel=1e-7)
+    assert np.allclose(dual["values"], ipm["values"], rtol=1e-6, atol=1e-9)
+    for out in (ipm, dual):
+        assert out["details"]["feasibility"]["max_violation"] <= 1e-6
+        assert all(p["status"] == "optimal" for p in out["details"]["parts"])
+
+
 @pytest.mark.parametrize("simplex_edges", [0, 10**9])
 def test_first_level_routes_agree(monkeypatch, simplex_edges):
     # levels="first": dual simplex with presolve on parts of at most SIMPLEX_FIRST_MAX_EDGES edges,

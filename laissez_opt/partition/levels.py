@@ -335,6 +335,8 @@ def leximin_part(task: dict) -> dict:
     ``released_reruns`` the levels solved again because a bound of that start carried
     the level's dual.
 
+    On parts of at most :data:`SIMPLEX_EVERY_LEVEL_MAX_EDGES` edges the first LP runs by the
+    dual simplex method with presolve instead of the interior point.
     ``task["levels"] == "first"`` stops after the first LP (the max-min value), solved
     by interior point without crossover (no later level needs its basis; dual simplex
     on parts of at most :data:`SIMPLEX_FIRST_MAX_EDGES` edges).
@@ -388,7 +390,7 @@ def leximin_part(task: dict) -> dict:
     lps = retries = floor_easings = 0
     crossover = task.get("levels") != "first"
     _set_lp(h, warm=False, crossover=crossover, presolve=crossover and n_edges <= PRESOLVE_FIRST_MAX_EDGES,
-            simplex=not crossover and n_edges <= SIMPLEX_FIRST_MAX_EDGES)
+            simplex=n_edges <= (SIMPLEX_EVERY_LEVEL_MAX_EDGES if crossover else SIMPLEX_FIRST_MAX_EDGES))
     caps, face, warm_face = task.get("caps", True), task.get("face", True), task.get("warm_face", True)
     for name, flag in (("caps", caps), ("face", face), ("warm_face", warm_face)):
         if not isinstance(flag, bool):
@@ -747,11 +749,20 @@ PRESOLVE_FIRST_MAX_EDGES = 2_500
 #: crossover: with the dual simplex vertex, 60 parts of the 2,400-way split took more later LPs
 #: (16.2 against 11.3 per part) and more CPU in all (69.1 against 64.7 ms per part).
 SIMPLEX_FIRST_MAX_EDGES = 2_200
+#: The every-level run solves its first LP by the dual simplex method with presolve (a vertex, as
+#: the later levels need) on parts of at most this many edges, else by interior point with
+#: crossover.  CPU ms per part's whole leximin, 40 parts of each split of 10^6 x 10^3, interior
+#: point against dual simplex: 2,400 equal parts (2,080 edges) 52.6 against 56.6 (more later LPs
+#: from the simplex vertex: 15.4 against 11.1); 2,800 (1,785 edges) 67.5 against 62.6 equal,
+#: 74.4 against 60.8 square-root; 3,200 (1,560) 70.8 against 67.9 equal, 63.9 against 48.6
+#: square-root; 4,000 square-root (1,250) 73.9 against 62.7.  The dual simplex first LP alone is
+#: 2.2 to 2.5 times cheaper on the smaller parts, and the later levels lose less than that.
+SIMPLEX_EVERY_LEVEL_MAX_EDGES = 1_900
 
 
 def _set_lp(h, warm: bool, crossover: bool = True, presolve: bool = False, simplex: bool = False) -> None:
     """HiGHS options of a level LP: the first by interior point with crossover to a vertex (the dual
-    simplex method took 10x longer on some parts), later ones by primal simplex from the previous
+    simplex method took 10x longer on some large parts), later ones by primal simplex from the previous
     level's basis, without presolve.  ``crossover=False`` (a run of the first level alone: no later
     level starts from its basis) keeps the interior point's solution, about a fifth fewer CPU seconds
     on the parts of a 10^6 x 10^3 split; its small excesses over a capacity or a demand are scaled
@@ -761,8 +772,9 @@ def _set_lp(h, warm: bool, crossover: bool = True, presolve: bool = False, simpl
     With crossover, ``presolve`` (for parts of at most :data:`PRESOLVE_FIRST_MAX_EDGES` edges) turns
     it on: it costs time on larger parts (on 60 parts of 10^6 x 10^3 split in 1,600: 113 against
     116-120 ms of CPU per part's whole leximin, the same values to 7e-8 and no retry) and saves it on
-    smaller ones.  ``simplex`` (the first level alone, on a part of at most
-    :data:`SIMPLEX_FIRST_MAX_EDGES` edges) takes the dual simplex method with presolve instead."""
+    smaller ones.  ``simplex`` (a small part: at most :data:`SIMPLEX_FIRST_MAX_EDGES` edges for the
+    first level alone, :data:`SIMPLEX_EVERY_LEVEL_MAX_EDGES` for every level) takes the dual simplex
+    method with presolve instead, either way."""
     if not warm and simplex:
         h.setOptionValue("solver", "simplex")
         h.setOptionValue("presolve", "on")
