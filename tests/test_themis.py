@@ -278,6 +278,23 @@ def test_ideal_times_by_hand_2x2():
     assert frac.objective == pytest.approx(value, rel=1e-7)
 
 
+def test_subnormal_utility_gives_infinite_rho_quietly():
+    # A utility of 1e-320 against an ideal rate near 1: 1/r overflows to inf, the rho of no rate,
+    # with no overflow warning on the way (the CLI prints warnings to stderr).
+    import warnings
+
+    inst = Instance(
+        [Pool("P", count=1), Pool("Q", count=1)],
+        [Agent("A", work=1.0), Agent("B", work=1.0)],
+        [Edge("A", "P", 1e-320), Edge("A", "Q", 1.0), Edge("B", "P", 1.0), Edge("B", "Q", 1.0)],
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = lo.solve(inst, "themis")
+    assert result.status == "optimal" and math.isfinite(result.objective)
+    assert {(r["agent"], r["pool"]) for r in result.allocation} == {("A", "Q"), ("B", "P")}
+
+
 def test_scarce_devices_bidders_by_lag():
     # One device, three agents: only one can be served; the one with the largest t_i / T_id bids.
     inst = Instance(

@@ -205,7 +205,8 @@ class ThemisData:
         r = self.rates(instance, amounts)[b] / self.ideal_rate[b]
         if np.any(r <= 0):
             return math.inf
-        return float(np.max(self.lag[b] + 1.0 / r))
+        with np.errstate(over="ignore"):  # a rate below 1/DBL_MAX of the ideal: rho is inf, as with none
+            return float(np.max(self.lag[b] + 1.0 / r))
 
 
 def _check(instance: Instance, fairness_knob) -> float:
@@ -1041,8 +1042,10 @@ def rounded_incumbent(instance: Instance, data: ThemisData, base: np.ndarray | N
     rate = data.rates(instance, x)
 
     def rho(i: int) -> float:
-        r = rate[i] / data.ideal_rate[i]
-        return math.inf if r <= 0 else float(data.lag[i] + 1.0 / r)
+        # Python floats: a rate below 1/DBL_MAX of the ideal (a subnormal utility) gives 1/r = inf
+        # quietly, the same rho as no rate at all.
+        r = float(rate[i] / data.ideal_rate[i])
+        return math.inf if r <= 0 else float(data.lag[i]) + 1.0 / r
 
     heap = [(-rho(i), i) for i in data.bidders.tolist()]
     heapq.heapify(heap)
