@@ -80,6 +80,55 @@ def test_integral_leximin_agrees_with_enumeration(inst, normalizer):
         assert math.isclose(r.objective, best[0] if best else 0.0, rel_tol=1e-6, abs_tol=1e-9)
 
 
+def test_one_huge_weight_keeps_every_agent_in_the_model():
+    # One weight 10^7 times the others: the equal-share normalised coefficients span about 4e7.
+    # Scaled by the largest alone, the heavy agent's fell to about 1e-8 and HiGHS read its values
+    # as 0, so step 1 "proved" a max-min of 0; value_unit now centres the spread on 1.
+    inst = Instance(
+        [Pool("p0", count=3), Pool("p1", count=2)],
+        [Agent("heavy", weight=1e7), Agent("a1"), Agent("a2"), Agent("a3")],
+        [Edge("heavy", "p0", 2.0), Edge("heavy", "p1", 1.0), Edge("a1", "p0", 1.0), Edge("a2", "p1", 3.0),
+         Edge("a3", "p0", 1.5), Edge("a3", "p1", 0.5)],
+    )
+    poly = maxmin_polytope(inst, "equal_share")
+    best = brute_force_leximin(poly)
+    assert best[0] > 0
+    for solver in ("highs", "ortools"):
+        r = lo.solve(inst, "maxmin", solver=solver, levels="ordered_outcomes")
+        assert r.status == "optimal" and r.verified
+        assert close(sorted(r.details["levels"]), best), (solver, r.details["levels"], best)
+        assert math.isclose(r.objective, best[0], rel_tol=1e-6)
+    first = lo.solve(inst, "maxmin", levels="first_level")
+    assert math.isclose(first.objective, best[0], rel_tol=1e-6) and first.bound >= best[0] * (1 - 1e-6)
+
+
+def test_normalised_spread_beyond_the_solvers_is_refused():
+    # Weight 10^9 against 1 (spread about 4e9): several routes returned wrong values there.
+    inst = Instance(
+        [Pool("p0", count=3), Pool("p1", count=2)],
+        [Agent("heavy", weight=1e9), Agent("a1"), Agent("a2")],
+        [Edge("heavy", "p0", 2.0), Edge("heavy", "p1", 1.0), Edge("a1", "p0", 1.0), Edge("a2", "p1", 3.0)],
+    )
+    for options in ({}, {"levels": "first_level"}, {"fractional": True}, {"solver": "ortools"}):
+        with pytest.raises(lo.InputError, match="span"):
+            lo.solve(inst, "maxmin", **options)
+
+
+@pytest.mark.parametrize("method, options", [("maxmin", {}), ("maxmin", {"fractional": True}), ("themis", {}),
+                                             ("themis", {"fractional": True}), ("drf", {}), ("drf", {"fractional": True})])
+def test_subnormal_weight_is_refused_naming_the_agent(method, options):
+    # w = 1e-320 is > 0, as the format asks, but u / (w E) or delta / w overflow float64.
+    import warnings
+
+    inst = Instance([Pool("p0", count=2), Pool("p1")], [Agent("tiny", weight=1e-320, work=1.0), Agent("a1", work=1.0)],
+                    [Edge("tiny", "p0", 1.0), Edge("tiny", "p1", 2.0), Edge("a1", "p0", 1.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(lo.InputError, match="overflow") as err:
+            lo.solve(inst, method, **options)
+    assert "agent 'tiny'" in str(err.value) or method == "maxmin"
+
+
 # ------------------------------------------------------------- fractional: slow reference
 @settings(max_examples=200, deadline=None)
 @given(inst=tiny_instances(), normalizer=st.sampled_from(NORMALIZERS))

@@ -556,7 +556,8 @@ def maxmin_floor(x: Expression, t, normalizer: str = "equal_share") -> Constrain
     usable = np.bincount(x.index.codes[0], weights=useful.astype(np.float64), minlength=inst.n_agents) > 0
     chosen = np.flatnonzero(usable & (scale > 0))
     factor = np.zeros(inst.n_agents)
-    factor[chosen] = 1.0 / scale[chosen]
+    with np.errstate(over="ignore"):  # an overflow is refused where the values are read (value_unit)
+        factor[chosen] = 1.0 / scale[chosen]
     level = utility(x).scale(agent=factor)
     level = level._restrict("agent", chosen, "utility(x) / (w E)")
     if isinstance(t, Expression):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..instance import Instance
 from ..limits import SizeEstimate
 from ..modeling.linear import LinearModel, VariableBlock
@@ -22,7 +23,7 @@ from ..modeling.solution import Solution
 from ..result import Result, agent_values, allocation_columns, edge_utilities
 
 __all__ = ["AllocationColumns", "add_allocation", "allocation_result", "allocation_size", "capacity_prices", "EDGE_ROUND_BYTES",
-           "FLOW_BYTES", "RECORD_BYTES", "flow_route_size", "takes_flow_route"]
+           "FLOW_BYTES", "RECORD_BYTES", "flow_route_size", "refuse_overflow", "takes_flow_route"]
 
 #: Bytes held per edge-round outside the model: utilities, bounds, the amount array,
 #: the verifier's copies and metrics (float64 each).
@@ -39,6 +40,35 @@ FLOW_BYTES = 64
 #: 16 bytes each, about 0.5 GiB at this size); beyond it the estimate assumes the HiGHS route,
 #: which needs over 30 GiB there, so the choice changes no refusal on machines of today.
 INSPECT_EDGE_ROUNDS = 2**25
+
+
+def refuse_overflow(values: np.ndarray, instance: Instance | None = None, agent: np.ndarray | None = None) -> None:
+    """Refuse normalised coefficients that overflowed float64.
+
+    The format admits any weight ``w_i > 0``, so a weight near the smallest float
+    (``1e-320``) makes ``u / (w E)`` or ``delta / w`` infinite.  No solver can
+    take such a row, so the instance is refused before any model is built; with
+    ``instance`` and ``agent`` (each value's agent) the error names the first such agent
+    (and its JSON path when the instance was read from a file).
+
+    >>> refuse_overflow(np.array([1.0, 2.0]))
+    >>> refuse_overflow(np.array([1.0, np.inf]))
+    Traceback (most recent call last):
+    ...
+    laissez_opt.errors.InputError: instance: the normalised values overflow (a weight or a normaliser is too close to 0 for floating point); rescale the weights or the utilities
+    """
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return
+    text = ("the normalised values overflow (a weight or a normaliser is too close to 0 for floating point); "
+            "rescale the weights or the utilities")
+    if instance is None or agent is None:
+        raise InputError(text, path="instance")
+    i = int(np.asarray(agent)[np.argmax(bad)])
+    if instance.source is None:
+        # A derived instance (the agent classes of a compressed solve): its indices are not the file's.
+        raise InputError(f"agent {instance.agents[i].id!r}: {text}", path="instance")
+    raise InputError(f"agent {instance.agents[i].id!r}: {text}", source=instance.source, path=f"$.agents[{i}].weight")
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -75,7 +75,7 @@ from ..modeling import LinearModel
 from ..modeling.solution import Solution, relative_gap
 from ..result import Result
 from .classes import COMPRESS_CHOICES, class_estimate, compress_option, solve_on_classes
-from .common import AllocationColumns, allocation_result, allocation_size
+from .common import AllocationColumns, allocation_result, allocation_size, refuse_overflow
 from .count_flow import CountNetwork, lexicographic_count_flow
 from .leximin import (
     FREEZE_TESTS, LEXIMIN_OPTIONS, LeximinPlan, declare_leximin, first_level, leximin_size, solve_leximin,
@@ -261,8 +261,9 @@ def task_flow_network(instance: Instance, capacity_basis: str = "compatible") ->
     demands = instance.demands[group_agent]
     group_cap = np.where(np.isfinite(demands), np.floor(np.where(np.isfinite(demands), demands, 0) + 1e-9), big)
     delta = task_shares(instance, capacity_basis)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         g = np.where(np.isfinite(delta) & (delta > 0), delta / (rounds * instance.weights), 0.0)
+    refuse_overflow(g, instance, np.arange(instance.n_agents))
     net = CountNetwork(g=g, group_agent=group_agent.astype(np.int64), group_cap=group_cap.astype(np.int64),
                        col_group=col_group.ravel().astype(np.int64), col_node=(p * rounds + round_[used]).astype(np.int64),
                        col_cap=cap[used].astype(np.int64), node_cap=node_cap)
@@ -319,7 +320,9 @@ def build_drf(
         description="sum_c y[i,c,r] <= d_i (tasks) for each agent i and round r",
     )
     weights = instance.weights[agent]
-    coef = np.where(np.isfinite(delta[agent]), delta[agent] / (rounds * weights), 0.0)
+    with np.errstate(over="ignore"):
+        coef = np.where(np.isfinite(delta[agent]), delta[agent] / (rounds * weights), 0.0)
+    refuse_overflow(coef, instance, agent)
     plan = declare_leximin(
         model, block, agent=agent, coef=coef, group=group, group_cap=cap,
         fractional=fractional, n_agents=instance.n_agents,

@@ -101,7 +101,7 @@ from ..limits import SizeEstimate, remaining
 from ..method_spec import Option
 from ..modeling import LinearModel, solve_model
 from ..modeling.linear import ConstraintBlock, VariableBlock
-from .common import allocation_size
+from .common import allocation_size, refuse_overflow
 
 __all__ = [
     "LeximinPlan", "LeximinOutcome", "standalone_max", "declare_leximin", "levels_plan", "solve_leximin", "FREEZE_TESTS",
@@ -224,23 +224,49 @@ class LeximinPlan:
         return np.bincount(self.agent, weights=self.coef * block_values, minlength=self.n_agents)
 
 
+#: The smallest positive normalised coefficient, relative to 1, that the engine hands a solver:
+#: well above HiGHS's ``small_matrix_value`` (1e-9), below which it drops an entry.
+COEF_FLOOR = 1e-6
+#: The widest spread ``max coef / min coef`` (over positive coefficients) the engine accepts.
+#: Measured on 4 agents, one of weight ``w`` (spread about ``4 w``) against enumeration: every
+#: integral route (HiGHS and OR-Tools, ordered outcomes and first level) exact up to ``w = 1e7``;
+#: at ``1e8`` HiGHS's first-level route, SCIP's ordered outcomes and HiGHS's fractional levels
+#: returned wrong values (0.375, 0 and 0 against 0.5, 0.5 and 1).  OR-Tools GLOP already stops
+#: ABNORMAL from ``w = 1e5`` on the fractional model (an error, not a wrong value).
+COEF_SPREAD_LIMIT = 1e8
+
+
 def value_unit(coef: np.ndarray) -> float:
-    """The unit the leximin engine works in for normalised value coefficients ``coef``: 1, or
-    ``1 / max coef`` when every coefficient lies far from 1.
+    """The unit the leximin engine works in for normalised value coefficients ``coef``.
 
     Solvers drop coefficients below about 1e-9 and lose accuracy above 1e9: pools of millions
-    of devices make equal-share normalised values tiny, so the engine then works in units of
-    the largest one and scales the results back.  Refuses coefficients that overflowed.
+    of devices make equal-share normalised values tiny, and a weight many orders above the
+    others makes theirs huge.  With ``lo`` and ``top`` the smallest and largest positive
+    coefficients: 1 when ``top`` lies within ``[1e-3, 1e3]`` and ``lo >= COEF_FLOOR``; else
+    ``1 / top`` when ``lo / top >= COEF_FLOOR``; else ``1 / sqrt(lo top)``, the spread centred on
+    1 (a single scale ``1 / top`` would push ``lo`` under the solver's drop threshold, which then
+    reads that agent's values as 0).  Refuses coefficients that overflowed and spreads wider
+    than ``COEF_SPREAD_LIMIT``.
 
     >>> value_unit(np.array([0.5, 2.0])), value_unit(np.array([1e-6, 4e-6]))
     (1.0, 250000.0)
+    >>> float(value_unit(np.array([1e-3, 1e5])))   # the widest spread accepted, centred on 1
+    0.1
     """
-    if not np.all(np.isfinite(coef)):
-        raise InputError("the normalised values overflow (a weight or a normaliser is too close to 0 for floating "
-                         "point); rescale the weights or the utilities", path="instance")
+    refuse_overflow(coef)
     positive = coef[coef > 0]
-    top = float(positive.max()) if positive.size else 1.0
-    return 1.0 / top if not 1e-3 <= top <= 1e3 else 1.0
+    if not positive.size:
+        return 1.0
+    lo, top = float(positive.min()), float(positive.max())
+    if 1e-3 <= top <= 1e3 and lo >= COEF_FLOOR:
+        return 1.0
+    if lo >= COEF_FLOOR * top:
+        return 1.0 / top
+    if top > COEF_SPREAD_LIMIT * lo:
+        raise InputError(f"the normalised value coefficients span {lo:.3g} to {top:.3g}, more than "
+                         f"{COEF_SPREAD_LIMIT:.0e} apart: no solver tells the smallest agents' values from 0 "
+                         "beside the largest; rescale the weights (or choose normalizer=raw)", path="instance")
+    return 1.0 / math.sqrt(lo * top)
 
 
 def declare_leximin(

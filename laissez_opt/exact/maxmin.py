@@ -134,7 +134,8 @@ def build_maxmin(
         model = m.lower()
         plan = levels_plan(model, agent=columns.agent, group=group, group_cap=group_cap, n_agents=instance.n_agents)
     else:
-        coef = np.where(scale > 0, u / np.where(scale > 0, scale, 1.0), 0.0)
+        with np.errstate(over="ignore"):  # an overflow is refused by value_unit, with its reason
+            coef = np.where(scale > 0, u / np.where(scale > 0, scale, 1.0), 0.0)
         model = LinearModel("maxmin", sense="max")
         columns = add_allocation(model, instance, integral=True)
         plan = declare_leximin(model, columns.block, agent=columns.agent, coef=coef, group=group, group_cap=group_cap,

@@ -91,7 +91,7 @@ from ..modeling import LinearModel, solve_model
 from ..modeling.solution import Solution
 from ..result import AgentTable, Result
 from .classes import COMPRESS_CHOICES, class_estimate, compress_option, solve_on_classes
-from .common import AllocationColumns, add_allocation, allocation_result, allocation_size
+from .common import AllocationColumns, add_allocation, allocation_result, allocation_size, refuse_overflow
 
 __all__ = [
     "DEFAULT_WORK",
@@ -322,9 +322,13 @@ def themis_data(instance: Instance, *, fractional: bool = False, fairness_knob: 
     work, elapsed = work_and_elapsed(instance)
     ideal = ideal_rates(instance)
     active = (work > 0) & (ideal > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ideal_time = np.where(ideal > 0, work / np.where(ideal > 0, ideal, 1.0), np.inf)
         lag = np.where(active, elapsed / np.where(active, ideal_time, 1.0), 0.0)
+    on_active = active[instance.edge_agent]
+    with np.errstate(over="ignore"):
+        refuse_overflow(instance.edge_utility[on_active, 0] / ideal[instance.edge_agent[on_active]], instance,
+                        instance.edge_agent[on_active])
     if np.any(lag > MAX_LAG):
         worst = int(np.argmax(lag))
         raise InputError(
