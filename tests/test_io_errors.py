@@ -63,6 +63,8 @@ BASE_TEXT = json.dumps(base_instance_dict())
 CASES = [
     ("invalid-json-syntax", '{"format": "laissez-opt/instance", "version": 1,', "$", ["not valid json"]),
     ("trailing-comma", BASE_TEXT[:-1] + ",}", "$", ["not valid json"]),
+    ("unterminated-string", '{"format": "laissez-opt/instance", "name": "abc', "$",
+     ["unterminated string starting at line 1 column"]),
     ("empty-file", "", "$", ["empty"]),
     ("whitespace-only", "  \n\t\n", "$", ["empty"]),
     ("non-utf8", b'{"format": "laissez-opt/instance", "name": "\xff\xfe"}', "$", ["utf-8"]),

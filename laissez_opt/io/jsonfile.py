@@ -133,7 +133,8 @@ def parse_json(text: str, source: str = "<string>") -> Any:
         )
     except json.JSONDecodeError as exc:
         raise InputError(
-            f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            # Some of json's messages end in "at" themselves ("Unterminated string starting at").
+            f"not valid JSON: {exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno}",
             source=source,
             path="$",
         ) from None
