@@ -227,6 +227,20 @@ def test_check_reports_an_infeasible_allocation_without_raising(r2):
     assert report.summary()["pareto_efficient"] is None
 
 
+def test_cli_check_says_not_checked_once_for_an_infeasible_allocation(r2, tmp_path):
+    from click.testing import CliRunner
+
+    from laissez_opt.cli.main import cli
+
+    bad = r2_result(r2, "MTF")
+    bad.allocation.append({"agent": "A1", "pool": "c4", "round": 0, "amount": 1.0})
+    path = write_json(tmp_path / "bad.json", bad.to_dict())
+    run = CliRunner().invoke(cli, ["check", str(R2_FILE), str(path)], env={"COLUMNS": "300"}, catch_exceptions=False)
+    assert run.exit_code == 0, run.output
+    assert "not checked: the allocation to check is infeasible" in run.output
+    assert "not checked: not checked" not in run.output
+
+
 def test_check_rejects_a_result_of_another_instance(r2):
     other = r2_result(r2, "MTF")
     other.instance = "hotos25-table1"

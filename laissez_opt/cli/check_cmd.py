@@ -52,7 +52,8 @@ def render_report(report, console) -> None:
         envy_text += f" (largest envy {_fmt(envy['largest_envy'], 4)}: {pair[0]} toward {pair[1]})"
     head.add_row("envy-free", envy_text)
     if pareto is None:
-        head.add_row("Pareto-efficient", f"[yellow]not checked[/yellow]: {report.pareto_note}")
+        reason = report.pareto_note.removeprefix("not checked: ")  # the JSON report's note says it itself
+        head.add_row("Pareto-efficient", f"[yellow]not checked[/yellow]: {reason}")
     else:
         text = _verdict(pareto.efficient)
         if pareto.efficient is False:
