@@ -58,6 +58,8 @@ JOBS = {
     "maxmin_all": ("maxmin", {"fractional": True}, {"levels": "all"}),
     "maxmin_first_sqrt": ("maxmin", {"fractional": True, "levels": "first_level", "capacity_split": "sqrt"},
                           {"levels": "first", "capacity_split": "sqrt"}),
+    "maxmin_all_sqrt": ("maxmin", {"fractional": True, "capacity_split": "sqrt"},
+                        {"levels": "all", "capacity_split": "sqrt"}),
 }
 
 
@@ -191,7 +193,8 @@ def main(argv=None) -> int:
         write_npz(problem, path, f"het-{n}x{m}")
         for job in jobs:
             parts = {"welfare": args.welfare_parts, "maxmin_all": args.maxmin_all_parts,
-                     "maxmin_first_sqrt": args.maxmin_sqrt_parts}.get(job, args.maxmin_parts)
+                     "maxmin_first_sqrt": args.maxmin_sqrt_parts,
+                     "maxmin_all_sqrt": args.maxmin_all_parts}.get(job, args.maxmin_parts)
             rows.append(measure(problem, path, job, parts, args.executor, workers, Path(tmp), print))
     report = {"machine": machine("highspy", "ortools", "numpy"), "rows": rows}
     write_report(args.out / f"{args.name}.json", json.dumps(report, indent=2))
