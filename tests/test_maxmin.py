@@ -114,6 +114,21 @@ def test_normalised_spread_beyond_the_solvers_is_refused():
             lo.solve(inst, "maxmin", **options)
 
 
+
+def test_cli_names_the_file_of_a_refused_spread(tmp_path):
+    from click.testing import CliRunner
+
+    from laissez_opt.cli.main import cli
+
+    inst = Instance([Pool("p0", count=3)], [Agent("heavy", weight=1e9), Agent("a1")],
+                    [Edge("heavy", "p0", 2.0), Edge("a1", "p0", 1.0)])
+    path = tmp_path / "heavy.json"
+    lo.save_instance(inst, path)
+    run = CliRunner().invoke(cli, ["solve", str(path), "--method", "maxmin"])
+    assert run.exit_code == 2 and "Traceback" not in run.output
+    assert f"{path}: $: the normalised value coefficients span" in run.output.replace("\n", " ")
+
+
 @pytest.mark.parametrize("method, options", [("maxmin", {}), ("maxmin", {"fractional": True}), ("themis", {}),
                                              ("themis", {"fractional": True}), ("drf", {}), ("drf", {"fractional": True})])
 def test_subnormal_weight_is_refused_naming_the_agent(method, options):

@@ -133,7 +133,14 @@ def solve(instance, method, solver, via, time_limit, max_memory, fractional, thr
     inst = load_instance(instance)
     if write_model:
         _write_model(inst, method, bool(core["fractional"]), write_model, checked)
-    result = run(inst, method, max_memory=memory, **core, **options)
+    try:
+        result = run(inst, method, max_memory=memory, **core, **options)
+    except InputError as err:
+        if err.source is None and err.path == "instance":
+            # A problem of the instance as a whole (no one field to point at): name its file.
+            err.path = "$"
+            err.located(str(instance))
+        raise
     text = result.to_json()
     if output:
         write_atomic(output, text)
