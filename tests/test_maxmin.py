@@ -102,6 +102,44 @@ def test_one_huge_weight_keeps_every_agent_in_the_model():
     assert math.isclose(first.objective, best[0], rel_tol=1e-6) and first.bound >= best[0] * (1 - 1e-6)
 
 
+@pytest.mark.parametrize("weight", [1e5, 1e6, 1e7])
+def test_fractional_routes_agree_under_one_heavy_weight(weight):
+    # GLOP stopped ABNORMAL here: a frozen heavy agent's level row has coefficients near 1e-6
+    # (ortools_route.glop_row_scale now scales such rows by powers of two).
+    inst = Instance(
+        [Pool("p0", count=3), Pool("p1", count=2)],
+        [Agent("heavy", weight=weight, work=1.0), Agent("a1", work=1.0), Agent("a2", work=2.0),
+         Agent("a3", work=1.0)],
+        [Edge("heavy", "p0", 2.0), Edge("heavy", "p1", 1.0), Edge("a1", "p0", 1.0), Edge("a2", "p1", 3.0),
+         Edge("a3", "p0", 1.5), Edge("a3", "p1", 0.5)],
+    )
+    for method in ("maxmin", "drf"):
+        results = [lo.solve(inst, method, fractional=True, solver=solver) for solver in ("highs", "ortools")]
+        for r in results:
+            assert r.status == "optimal" and r.verified, (method, r.status)
+        assert math.isclose(results[0].objective, results[1].objective, rel_tol=1e-6), method
+    levels = [sorted(lo.solve(inst, "maxmin", fractional=True, solver=s).details["levels"]) for s in ("highs", "ortools")]
+    assert close(levels[0], levels[1])
+
+
+def test_glop_duals_survive_row_scaling():
+    from laissez_opt.modeling import solve_model
+    from laissez_opt.modeling.linear import LinearModel
+
+    # max x0 + x1  s.t.  1e-6 x0 + 2e-6 x1 <= 3e-6,  x0 + x1 <= 2.5 (x <= 2): the first row is rescaled.
+    model = LinearModel("scaled", sense="max")
+    x = model.add_variables("x", 2, upper=2.0)
+    model.add_constraints("tiny", rows=np.array([0, 0]), cols=x.columns(np.arange(2)), coefs=np.array([1e-6, 2e-6]), upper=3e-6)
+    model.add_constraints("sum", rows=np.array([0, 0]), cols=x.columns(np.arange(2)), coefs=np.ones(2), upper=2.5)
+    model.set_objective(x, np.ones(2))
+    glop, highs = (solve_model(model, duals=True, solver="ortools", backend="glop"),
+                   solve_model(model, duals=True, solver="highs"))
+    assert glop.status == highs.status == "optimal"
+    assert math.isclose(glop.objective, highs.objective, rel_tol=1e-9)
+    assert np.allclose(glop.duals.row, highs.duals.row, rtol=1e-7, atol=1e-9), (glop.duals.row, highs.duals.row)
+    assert np.allclose(glop.duals.column, model.objective - model.csc().T @ glop.duals.row, atol=1e-7)
+
+
 def test_normalised_spread_beyond_the_solvers_is_refused():
     # Weight 10^9 against 1 (spread about 4e9): several routes returned wrong values there.
     inst = Instance(

@@ -231,8 +231,9 @@ COEF_FLOOR = 1e-6
 #: Measured on 4 agents, one of weight ``w`` (spread about ``4 w``) against enumeration: every
 #: integral route (HiGHS and OR-Tools, ordered outcomes and first level) exact up to ``w = 1e7``;
 #: at ``1e8`` HiGHS's first-level route, SCIP's ordered outcomes and HiGHS's fractional levels
-#: returned wrong values (0.375, 0 and 0 against 0.5, 0.5 and 1).  OR-Tools GLOP already stops
-#: ABNORMAL from ``w = 1e5`` on the fractional model (an error, not a wrong value).
+#: returned wrong values (0.375, 0 and 0 against 0.5, 0.5 and 1).  OR-Tools GLOP, which stopped
+#: ABNORMAL from ``w = 1e5`` on the fractional model, solves it up to the limit since its rows are
+#: scaled (:func:`laissez_opt.modeling.ortools_route.glop_row_scale`).
 COEF_SPREAD_LIMIT = 1e8
 
 
@@ -736,8 +737,14 @@ def _waterfill(session: _ModelSession, plan: LeximinPlan, deadline, freeze: str)
         session.set_coefs(plan.level, plan.t_entries[rows], 0.0)
         session.set_row_bounds(plan.level, rows, np.minimum(tstar, plan.vmax[idx]))
         free &= ~stuck
-        levels.append(tstar)
-        frozen_counts.append(int(idx.size))
+        if levels and tstar <= levels[-1] + 1e-7 * max(1.0, abs(levels[-1])):
+            # Levels rise strictly in exact arithmetic; one within the solvers' tolerance of the
+            # last is that level again.  It happens when a probe's fixed t (a hair below t*) lets
+            # an agent rise through a heavy agent's tiny coefficients: a level LP more, no new level.
+            frozen_counts[-1] += int(idx.size)
+        else:
+            levels.append(tstar)
+            frozen_counts.append(int(idx.size))
     values_all = last.values if last is not None else np.zeros(model.n_cols)
     agent_values = plan.values(values_all[plan.block.slice])
     kind = "persistent model" if isinstance(session, _HighsSession) else "model re-lowered per LP"

@@ -153,6 +153,34 @@ def _solve_min_cost_flow(model: LinearModel, time_limit, t0) -> Solution:
     )
 
 
+#: Rows whose largest coefficient lies outside ``[1/ROW_SCALE_BAND, ROW_SCALE_BAND]`` are rescaled for GLOP.
+ROW_SCALE_BAND = 64.0
+
+
+def glop_row_scale(matrix) -> np.ndarray | None:
+    """Powers of two ``s_i`` that bring each row's largest ``|a_ij|`` near 1, or None when every row is near 1.
+
+    GLOP's own scaling does not save rows far from the others: a leximin level LP
+    whose frozen row reads ``5e-6 x_0 + 2.5e-6 x_1 >= 2e-5`` (one agent weighted
+    ``10^5`` times the others) stopped ABNORMAL, and with the row multiplied by
+    ``2^18`` it is solved at once.  Powers of two keep every coefficient, bound and
+    value exact; rows near 1 are left alone so ordinary models are passed as built.
+
+    >>> import scipy.sparse as sp
+    >>> glop_row_scale(sp.csr_matrix([[1.0, 3.0], [5e-6, 2.5e-6]])).tolist()
+    [1.0, 262144.0]
+    >>> glop_row_scale(sp.csr_matrix([[1.0, 3.0]])) is None
+    True
+    """
+    biggest = np.asarray(abs(matrix).max(axis=1).todense()).ravel()
+    far = (biggest > 0) & ((biggest > ROW_SCALE_BAND) | (biggest < 1.0 / ROW_SCALE_BAND))
+    if not far.any():
+        return None
+    scale = np.ones(biggest.shape[0])
+    scale[far] = np.exp2(-np.round(np.log2(biggest[far])))
+    return scale
+
+
 def _solve_glop(model: LinearModel, time_limit, t0, duals: bool = False) -> Solution:
     """GLOP on the declaration's arrays, passed in one call (``model_builder``'s sparse-data loader).
 
@@ -165,10 +193,14 @@ def _solve_glop(model: LinearModel, time_limit, t0, duals: bool = False) -> Solu
 
     lower, upper, _ = model.bounds()
     row_lower, row_upper = model.row_bounds()
+    matrix = model.csc().tocsr()
+    row_scale = glop_row_scale(matrix)
+    if row_scale is not None:
+        matrix = matrix.multiply(row_scale[:, None]).tocsr()
+        row_lower, row_upper = row_lower * row_scale, row_upper * row_scale
     helper = mbh.ModelBuilderHelper()
     helper.fill_model_from_sparse_data(
-        lower, upper, np.ascontiguousarray(model.objective, dtype=np.float64), row_lower, row_upper,
-        model.csc().tocsr(),
+        lower, upper, np.ascontiguousarray(model.objective, dtype=np.float64), row_lower, row_upper, matrix,
     )
     helper.set_maximize(model.sense == "max")
     helper.set_objective_offset(float(model.objective_offset))
@@ -202,8 +234,10 @@ def _solve_glop(model: LinearModel, time_limit, t0, duals: bool = False) -> Solu
     if status == mbh.SolveStatus.OPTIMAL:
         solution = Solution("optimal", values, value, value, 0.0, "ortools", route, build_s, solve_s, text)
         if duals:
-            solution.duals = Duals(np.asarray(solver.dual_values(), dtype=np.float64),
-                                   np.asarray(solver.reduced_costs(), dtype=np.float64))
+            row_dual = np.asarray(solver.dual_values(), dtype=np.float64)
+            if row_scale is not None:
+                row_dual = row_dual * row_scale  # the dual of row s_i a_i x is y_i / s_i
+            solution.duals = Duals(row_dual, np.asarray(solver.reduced_costs(), dtype=np.float64))
         return solution
     hit_limit = time_limit is not None and solve_s >= 0.95 * time_limit
     state = "time_limit" if hit_limit else "feasible"
