@@ -395,3 +395,13 @@ def test_a_new_file_is_named_once_finished_without_a_temporary_name(tmp_path, mo
     jsonfile.write_atomic(target, "second\n")
     assert target.read_text() == "second\n" and len(renames) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new.json"]
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs a /proc file system")
+def test_a_refused_write_or_directory_is_bad_usage_naming_the_path():
+    # /proc accepts no new files, not even from root, whose write passes every check and then fails
+    # (another user is refused by the check of the directory instead).
+    run = cli("solve", R4, "-o", "/proc/laissez-out.json")
+    assert_clean_error(run, 2, "/proc/laissez-out.json: ")
+    run = cli("simulate", "--preset", "thesis-r1", "--no-plots", "-o", "/proc/laissez-out")
+    assert_clean_error(run, 2, "/proc/laissez-out: cannot create the output directory")

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from ..errors import InputError
+from ..io.jsonfile import make_output_dir
 
 
 def _csv(report) -> str:
@@ -62,7 +63,7 @@ def frontier_command(instance, out, methods_, normalizer, max_lps, no_integral, 
         targets.pop("frontier.png")
     if directory.exists() and not directory.is_dir():
         raise InputError("exists and is not a directory", path=str(directory))
-    directory.mkdir(parents=True, exist_ok=True)
+    make_output_dir(directory)
     for target in targets.values():
         check_destination(target, inputs=(instance,))
     try:

@@ -7,6 +7,7 @@ import json
 import click
 
 from ..errors import InputError
+from ..io.jsonfile import make_output_dir
 
 
 def _positive(value, option: str):
@@ -67,7 +68,7 @@ def simulate_command(config, preset, list_presets, policies_, rounds, seeds, wor
     if names is not None and not names:
         raise InputError("no policies given", path="--policies")
     options = _policy_params(policy_params)
-    Path(out).mkdir(parents=True, exist_ok=True)
+    make_output_dir(out)
     result = simulate(
         config, preset=preset, policies=names, rounds=rounds, seeds=seeds, workers=workers or os.cpu_count() or 1,
         executor=executor, scheduler=scheduler, store=store or Path(out) / "runs", policy_options=options,

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 
 from ..display import axes as new_axes, figure, html_block, html_table, readable
-from ..io.jsonfile import write_atomic
+from ..io.jsonfile import make_output_dir, write_atomic
 from .compare import OBJECTIVES, Comparison
 
 __all__ = ["write_reports", "markdown_table", "plot_comparison", "comparison_repr", "comparison_html"]
@@ -166,7 +166,7 @@ def _draw(table: Comparison, column: str, ylabel: str, log: bool, ax):
 def write_reports(table: Comparison, directory: str | os.PathLike, *, plots: bool = True) -> list[Path]:
     """Write ``results.csv``, ``results.md`` and (with matplotlib) ``gap_*.png`` and ``runtime.png``."""
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out)
     columns = table.columns()
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore", lineterminator="\n")

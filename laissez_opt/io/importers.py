@@ -49,7 +49,7 @@ from typing import Any, Callable
 from ..errors import InputError
 from ..instance import Instance
 from .instance_file import instance_from_dict
-from .jsonfile import json_path, read_json, read_text
+from .jsonfile import json_path, make_output_dir, read_json, read_text
 
 __all__ = ["FORMATS", "Imported", "import_data", "import_gavel_throughputs", "import_gavel_trace",
            "import_philly", "import_alibaba_pai"]
@@ -89,7 +89,7 @@ class Imported:
         from .jsonfile import write_atomic
 
         out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
+        make_output_dir(out)
         written = [out / "instance.json"]
         save_instance(self.instance, written[0])
         if self.simulation is not None:

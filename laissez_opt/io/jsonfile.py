@@ -17,7 +17,8 @@ from typing import Any
 from ..errors import InputError
 
 __all__ = [
-    "read_json", "read_bytes", "read_text", "decode_text", "parse_json", "write_atomic", "check_destination", "json_path",
+    "read_json", "read_bytes", "read_text", "decode_text", "parse_json", "write_atomic", "make_output_dir", "check_destination",
+    "json_path",
     "MAX_INPUT_BYTES",
 ]
 
@@ -288,8 +289,26 @@ def _sweep_stale(directory: Path, name: str) -> None:
             _discard(Path(entry.path))
 
 
+def make_output_dir(path: str | os.PathLike) -> Path:
+    """Create the output directory ``path`` (and its parents); a failure is an :class:`InputError` naming it.
+
+    >>> import tempfile
+    >>> make_output_dir(Path(tempfile.mkdtemp()) / "a" / "b").is_dir()
+    True
+    """
+    directory = Path(path)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"cannot create the output directory: {error.strerror or error}", source=str(path)) from None
+    return directory
+
+
 def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the whole new one.
+
+    A write the system refuses (a read-only or special file system, an immutable
+    file, a full disk) is an :class:`InputError` naming ``path``; the old file stays.
 
     The bytes go to an unnamed file in the target's directory (Linux
     ``O_TMPFILE``: a process killed mid-write leaves nothing behind), are
@@ -300,6 +319,13 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     file's permissions, or ``0666`` minus the umask; only regular files are
     replaced (see :func:`check_destination`).
     """
+    try:
+        _write_atomic(path, data)
+    except OSError as error:
+        raise InputError(f"cannot write the file: {error.strerror or error}", source=str(path)) from None
+
+
+def _write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     import secrets
 
     target = check_destination(path)

@@ -235,14 +235,14 @@ class ReproduceReport:
         """``DIR/REPORT.md``, ``DIR/reproduce.json`` and each item's files (``DIR/R2/...``), written atomically."""
         from pathlib import Path
 
-        from ..io import write_atomic
+        from ..io.jsonfile import make_output_dir, write_atomic
 
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
+        make_output_dir(directory)
         paths = []
         for item in self.items:
             for name, text in item.artifacts.items():
-                (directory / item.id).mkdir(exist_ok=True)
+                make_output_dir(directory / item.id)
                 paths.append(directory / item.id / name)
                 write_atomic(paths[-1], text)
         paths += [directory / "REPORT.md", directory / "reproduce.json"]

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io.jsonfile import write_atomic
+from ..io.jsonfile import make_output_dir, write_atomic
 from .summary import SCALARS, interval
 
 __all__ = ["write_outputs", "write_plots", "summary_markdown", "summary_data", "csv_text", "csv_number", "PLOTS"]
@@ -329,7 +329,7 @@ def write_outputs(result, directory, *, plots: bool = True) -> list[Path]:
     from .metrics import AGENT_FIELDS, AGENT_ROUND_FIELDS, ROUND_FIELDS
 
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out)
     files = {
         "rounds.csv": csv_text(result.table("rounds"), ["policy", "seed", *ROUND_FIELDS]),
         "agents.csv": csv_text(result.table("agents"), ["policy", "seed", *AGENT_FIELDS]),
