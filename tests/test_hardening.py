@@ -405,3 +405,27 @@ def test_a_refused_write_or_directory_is_bad_usage_naming_the_path():
     assert_clean_error(run, 2, "/proc/laissez-out.json: ")
     run = cli("simulate", "--preset", "thesis-r1", "--no-plots", "-o", "/proc/laissez-out")
     assert_clean_error(run, 2, "/proc/laissez-out: cannot create the output directory")
+
+
+@pytest.mark.parametrize("method, options", [("welfare", {}), ("welfare", {"solver": "highs"}),
+                                             ("welfare", {"solver": "ortools"}), ("welfare", {"fractional": True}),
+                                             ("fair_welfare", {}), ("vcg", {})])
+def test_weights_and_utilities_at_their_limits_solve_as_scaled_copies(method, options):
+    # Weights and utilities of 1e9 each are valid; their products (about 1e18) stopped HiGHS with a
+    # solve error and the min-cost flow with BAD_COST_RANGE before the objective was scaled.
+    from laissez_opt.instance import Agent, Edge, Instance, Pool
+
+    def build(scale):
+        return Instance([Pool("P", count=1), Pool("Q", count=2)],
+                        [Agent("A", weight=0.5 * scale), Agent("B", weight=scale)],
+                        [Edge("A", "P", scale), Edge("B", "P", 0.5 * scale), Edge("B", "Q", 0.75 * scale)])
+
+    big, small = lo.solve(build(1e9), method, **options), lo.solve(build(1.0), method, **options)
+    assert big.status == small.status == "optimal" and big.verified
+    factor = 1e9 if method == "vcg" else 1e18  # vcg's objective is the bids' sum, unweighted
+    assert big.objective == pytest.approx(small.objective * factor, rel=1e-9)
+    assert [(a["agent"], a["pool"]) for a in big.allocation] == [(a["agent"], a["pool"]) for a in small.allocation]
+    if "prices" in (small.details or {}):
+        assert big.details["prices"].keys() == small.details["prices"].keys()
+        for pool, price in small.details["prices"].items():
+            assert big.details["prices"][pool] == pytest.approx(price * factor, rel=1e-9, abs=1e-9 * factor)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
@@ -78,6 +79,39 @@ def _empty_solution(model: LinearModel, solver: str, via: str) -> Solution:
     return Solution("infeasible", None, None, None, None, solver, route, 0.0, 0.0, "empty")
 
 
+#: Objective coefficients beyond this magnitude are scaled down by a power of two for the solvers.
+OBJECTIVE_RANGE = 2.0**50
+
+
+def _route_in_range(model, solver, via, time_limit, threads, mip_gap, backend, verbose, duals, highs_options):
+    """:func:`_route` on an objective the solvers can hold: coefficients past ``OBJECTIVE_RANGE`` (about
+    1.1e15) are divided by a power of two first, and the solution's numbers multiplied back.
+
+    Weights and utilities each up to 1e9 are valid input, but their products near 1e18 made
+    HiGHS stop with a solve error and OR-Tools' min-cost flow with BAD_COST_RANGE.  A power of two
+    changes no digit of any coefficient, so the optimum and its allocation are those of the
+    model as declared.
+    """
+    biggest = float(np.max(np.abs(model.objective), initial=0.0))
+    if not biggest > OBJECTIVE_RANGE or not math.isfinite(biggest):
+        return _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, duals, highs_options)
+    factor = 2.0 ** math.ceil(math.log2(biggest / 2.0**20))
+    original, offset = model.objective, model.objective_offset
+    model.objective, model.objective_offset = original / factor, offset / factor
+    try:
+        solution = _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, duals, highs_options)
+    finally:
+        model.objective, model.objective_offset = original, offset
+    for name in ("objective", "bound"):
+        value = getattr(solution, name)
+        if value is not None:
+            setattr(solution, name, value * factor)
+    if solution.duals is not None:
+        solution.duals = type(solution.duals)(solution.duals.row * factor, solution.duals.column * factor)
+    solution.details = {**(solution.details or {}), "objective_scale": 1.0 / factor}
+    return solution
+
+
 def solve_model(
     model: LinearModel,
     *,
@@ -141,7 +175,8 @@ def solve_model(
     if model.n_cols == 0:
         return _empty_solution(model, solver, via)
     try:
-        solution = _route(model, solver, via, time_limit, threads, mip_gap, backend, verbose, duals, highs_options)
+        solution = _route_in_range(model, solver, via, time_limit, threads, mip_gap, backend, verbose, duals,
+                                   highs_options)
     except NoSolutionError as exc:
         if start is None:
             raise
