@@ -429,3 +429,14 @@ def test_weights_and_utilities_at_their_limits_solve_as_scaled_copies(method, op
         assert big.details["prices"].keys() == small.details["prices"].keys()
         for pool, price in small.details["prices"].items():
             assert big.details["prices"][pool] == pytest.approx(price * factor, rel=1e-9, abs=1e-9 * factor)
+
+
+def test_an_undefined_gap_says_why():
+    from laissez_opt.result import Result
+
+    r = Result(instance="i", method="drf", status="time_limit", objective=0.0, bound=0.04, gap=None, message="time limit")
+    assert r.message == ("time limit; gap n/a: the relative gap is undefined on an objective of 0 "
+                         "(absolute gap 0.04)")
+    again = Result(instance="i", method="drf", status="time_limit", objective=0.0, bound=0.04, gap=None, message=r.message)
+    assert again.message == r.message  # read back from a file: said once
+    assert Result(instance="i", method="welfare", status="optimal", objective=1.0, bound=1.0, gap=0.0).message == ""

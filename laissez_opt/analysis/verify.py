@@ -648,7 +648,7 @@ def _themis_objective(instance: Instance, bidders, utility: np.ndarray) -> float
     work = _column(instance, "work", rows, 1.0)
     elapsed = _column(instance, "elapsed", rows, 0.0)
     rate = utility[rows]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a subnormal rate gives rho = inf
         rho = np.where(rate <= 0, np.inf, (elapsed + work / rate) * scale * share * full / work)
     _check(~np.isnan(rho))
     return max(0.0, float(rho.max())) if rho.size else 0.0

@@ -270,6 +270,15 @@ class Result:
     verified: bool | None = None
     amounts: np.ndarray | None = field(default=None, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        # A relative gap is undefined on an objective of 0 (relative_gap gives None there, never
+        # an absurd 1e9): say so, with the absolute gap, instead of leaving a bare null.
+        if (self.gap is None and self.status in ("time_limit", "feasible") and self.objective is not None
+                and self.bound is not None and math.isfinite(self.bound) and "gap n/a" not in self.message):
+            note = (f"gap n/a: the relative gap is undefined on an objective of {self.objective:g} "
+                    f"(absolute gap {abs(self.bound - self.objective):.6g})")
+            self.message = f"{self.message}; {note}" if self.message else note
+
     @property
     def is_optimal(self) -> bool:
         return self.status == "optimal"
