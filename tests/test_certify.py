@@ -92,6 +92,20 @@ def test_perturbed_objective_is_rejected(r2):
     assert not report.proven and report.failure.startswith("objective: the result reports")
 
 
+def test_wrong_reported_utility_or_bound_is_rejected(r2):
+    result = _roundtrip(lo.solve(r2, "welfare"))
+    assert lo.certify(r2, result).proven
+    agent = next(iter(result.utilities))
+    edited = copy.deepcopy(result)
+    edited.utilities = {**result.utilities, agent: result.utilities[agent] + 99.0}
+    report = lo.certify(r2, edited)
+    assert not report.proven and report.failure.startswith(f"utilities[{agent}]: the result reports")
+    edited = copy.deepcopy(result)
+    edited.bound = result.objective - 1.0  # below the optimum of a maximisation
+    report = lo.certify(r2, edited)
+    assert not report.proven and report.failure.startswith("bound: the result reports")
+
+
 def test_suboptimal_allocation_is_rejected(r2):
     result = _roundtrip(lo.solve(r2, "welfare"))
     moved = copy.deepcopy(result.allocation)

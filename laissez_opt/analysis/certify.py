@@ -879,8 +879,42 @@ def _close(claimed, exact: Number, tolerance: float) -> tuple[bool, float]:
     return diff <= tolerance * max(1.0, abs(float(exact))), diff
 
 
+def _reported_utilities_failure(ex: ExactInstance, result: Result, x_res, tol: float) -> str:
+    """A failure text if a utility the result reports is not its allocation's ``U_i`` (exactly, to ``tol``)."""
+    if not result.utilities:
+        return ""
+    index = {agent: i for i, agent in enumerate(_agent_ids(ex))}
+    reached = _agent_values(ex, x_res)
+    for agent, claimed in result.utilities.items():
+        i = index.get(agent)
+        if i is None:
+            return f"utilities[{agent}]: no such agent in the instance"
+        if not _close(claimed, reached[i], tol)[0]:
+            return (f"utilities[{agent}]: the result reports {claimed!r} but its allocation gives "
+                    f"{_show(reached[i])}")
+    return ""
+
+
 def _compare(kind: str, ex: ExactInstance, result: Result, x_res, values: dict, tol: float, cert: Certificate):
-    """(failure, deviation, repaired) of the result's numbers against the certificate's exact values."""
+    """(failure, deviation, repaired) of the result's numbers against the certificate's exact values.
+
+    After the claim itself (objective, allocation, levels, payments): the utilities the
+    result reports must be its allocation's, and a maximisation's bound at least the optimum.
+    """
+    failure, worst, repaired = _compare_claim(kind, ex, result, x_res, values, tol, cert)
+    if failure or kind == "themis":
+        return failure, worst, repaired
+    failure = _reported_utilities_failure(ex, result, x_res, tol)
+    if not failure and kind in ("welfare", "fair_welfare", "vcg") and result.bound is not None:
+        optimum = values["optimum"] if kind != "vcg" else values["welfare"]
+        if float(result.bound) < float(optimum) - tol * max(1.0, abs(float(optimum))):
+            failure = (f"bound: the result reports {result.bound!r}, below the exact optimum {_show(optimum)} "
+                       "(a maximisation's bound cannot be)")
+    return failure, worst, repaired
+
+
+def _compare_claim(kind: str, ex: ExactInstance, result: Result, x_res, values: dict, tol: float, cert: Certificate):
+    """(failure, deviation, repaired) of the claim's numbers against the certificate's exact values."""
     ids = _agent_ids(ex)
     worst = 0.0
     certified_x = dict(cert.allocation)
