@@ -112,3 +112,11 @@ def test_limit_keeps_the_first_jobs_by_submission_time():
     assert imp.jobs == 3
     full = import_data("philly", DATA / "philly_cluster_job_log.json")
     assert imp.instance.rounds <= full.instance.rounds
+
+
+@pytest.mark.parametrize("fmt, name, options", CASES[1:])
+def test_a_replay_too_fine_to_hold_is_refused_before_it_is_built(fmt, name, options):
+    # 1e-9 h rounds made billions of arrival entries (a MemoryError, or minutes and gigabytes).
+    with pytest.raises(lo.InputError, match="arrival entries .*--round-hours") as caught:
+        import_data(fmt, DATA / name, round_hours=1e-9, **options)
+    assert caught.value.path == "--round-hours" and caught.value.source.endswith(name)

@@ -142,6 +142,11 @@ def _pool_counts(used: dict[str, float], gpus: dict | None, source: str) -> dict
     return counts
 
 
+#: Largest ``rounds x agents`` of a replay's arrival lists: each entry costs a Python float in the
+#: instance dict and about 10 bytes of its JSON (2 x 10^7: about 1 GB of memory, 200 MB of file).
+MAX_ARRIVAL_CELLS = 20_000_000
+
+
 def _replay(source: str, name: str, description: str, jobs: list[dict], pools: dict[str, int],
             utility: Callable[[str, str], float], round_hours: float, weights: dict[str, float] | None = None,
             demands: dict[str, int | None] | None = None) -> tuple[dict, dict]:
@@ -151,6 +156,11 @@ def _replay(source: str, name: str, description: str, jobs: list[dict], pools: d
     start = min(j["submit"] for j in jobs)
     seconds = 3600.0 * round_hours
     rounds = max(int((j["submit"] - start) // seconds) for j in jobs) + 1
+    n_agents = len({j["agent"] for j in jobs})
+    if rounds * n_agents > MAX_ARRIVAL_CELLS:
+        raise InputError(f"the replay would need {rounds:,} rounds x {n_agents:,} agents = {rounds * n_agents:,} "
+                         f"arrival entries (at most {MAX_ARRIVAL_CELLS:,}); choose a longer --round-hours "
+                         f"than {round_hours:g}", source=source, path="--round-hours")
     job_size = statistics.median(j["work"] for j in jobs) or 1.0
     agents: dict[str, list[float]] = {}
     for j in sorted(jobs, key=lambda j: (j["agent"], j["submit"])):
