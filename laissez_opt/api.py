@@ -311,7 +311,12 @@ def generate(family: str, agents: int, pools: int, *, seed: int = 0, **params) -
     try:
         return _generate_family(family, agents, pools, seed=seed, **params)
     except ValueError as exc:
-        raise InputError(str(exc), path="family") from None
+        # The message starts with what it is about: the family, or the argument or parameter named.
+        text = str(exc)
+        word, _, rest = text.partition(" ")
+        if word in ("agents", "pools", "seed") and rest:
+            raise InputError(rest, path=word) from None
+        raise InputError(text, path="family") from None
 
 
 def check(instance, result, *, truthfulness: bool = False, budget: int = 2000, **opts):

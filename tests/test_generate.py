@@ -424,3 +424,16 @@ def test_column_instance_carries_its_views():
     inst = generate_instance("neocloud", 30, 4, seed=1)
     assert {"edge_agent", "edge_pool", "edge_utility", "edge_bid", "edge_cost", "weights", "demands",
             "agent_index", "pool_index"} <= set(vars(inst))
+
+
+def test_bad_sizes_are_blamed_on_their_own_argument():
+    import laissez_opt as lo
+
+    for args, path, text in [((0, 2), "agents", "must be >= 1"), ((5, 0), "pools", "must be >= 1"),
+                             ((2**24 + 1, 2), "agents", "must be <= 16777216")]:
+        with pytest.raises(lo.InputError, match=text) as caught:
+            lo.generate("uniform", *args)
+        assert caught.value.path == path
+    with pytest.raises(lo.InputError) as caught:
+        lo.generate("uniform", 5, 2, seed=-1)
+    assert caught.value.path == "seed"

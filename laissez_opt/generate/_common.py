@@ -76,8 +76,8 @@ class Family:
 
     def draft(self, agents: int, pools: int, seed: int = 0, **params: Any) -> "Draft":
         """The instance as whole columns (:class:`Draft`), arguments checked as for a call."""
-        agents = check_int(agents, "agents", self.min_agents)
-        pools = check_int(pools, "pools", self.min_pools)
+        agents = check_int(agents, "agents", self.min_agents, MAX_AGENTS)
+        pools = check_int(pools, "pools", self.min_pools, MAX_POOLS)
         seed = check_int(seed, "seed", 0)
         unknown = sorted(set(params) - set(self.params))
         if unknown:
@@ -121,6 +121,12 @@ def params_tag(params: Mapping[str, Any]) -> str:
     if len(tag) > 48:
         tag = hashlib.sha256(repr(sorted(params.items())).encode("utf-8")).hexdigest()[:12]
     return tag
+
+
+#: Largest sizes a generator accepts: 2^24 agents (about 17 million, four times the largest
+#: benchmarked) and 2^20 pools; beyond them a draw runs for minutes and out of memory.
+MAX_AGENTS = 2**24
+MAX_POOLS = 2**20
 
 
 def check_int(value: Any, what: str, minimum: int | None = None, maximum: int | None = None) -> int:
