@@ -134,3 +134,15 @@ def test_dask_and_local_pool_agree():
     dasked = lo.simulate(preset="thesis-r1", executor="dask", workers=2, progress=False)
     assert [r.to_dict()["rounds"] for r in local.runs] == [r.to_dict()["rounds"] for r in dasked.runs]
     assert local.hindsight[0]["weighted_welfare"] == dasked.hindsight[0]["weighted_welfare"]
+
+
+@pytest.mark.parametrize("options, problem", [({"foo": 1}, "mtf has no option 'foo'"),
+                                              ({"tokens": "x"}, "mtf expects an integer")])
+def test_a_refused_policy_option_is_named_by_its_file_and_json_path(tmp_path, options, problem):
+    config = {**SMALL, "policies": [{"name": "mtf", "options": options}]}
+    path = write_json(tmp_path / "bad.json", config)
+    with pytest.raises(lo.InputError) as caught:
+        lo.simulate(path, workers=1, progress=False)
+    option = next(iter(options))
+    assert caught.value.source == str(path) and caught.value.path == f"$.policies[0].options.{option}"
+    assert problem in caught.value.problem

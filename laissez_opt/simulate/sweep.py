@@ -177,17 +177,25 @@ def _raise(row: dict) -> None:
     raise error
 
 
-def _dry_run(config: SimulationConfig, factories: list[PolicyFactory]) -> None:
-    """Decide round 0 of the first seed with every policy: options and names fail here, before the sweep."""
+def _dry_run(config: SimulationConfig, factories: list[PolicyFactory], file_options: list[dict] | None = None) -> None:
+    """Decide round 0 of the first seed with every policy: options and names fail here, before the sweep.
+
+    ``file_options``: each policy's options as the configuration file gives them (None when the
+    policies were chosen on the command line), so a refused option is named by its JSON path.
+    """
     setup = prepare(config, config.seeds[0])
     probe = config.replace(rounds=1, record_events=False, record_agent_rounds=False)
     setup.config = probe
     setup.rounds = 1
-    for factory in factories:
+    for k, factory in enumerate(factories):
         try:
             run(setup, factory.build(verify=config.verify), config.seeds[0])
         except InputError as err:
-            if (err.path or "").startswith("$."):  # a JSON path inside the configuration: name its file
+            path = err.path or ""
+            option = path[len("option "):] if path.startswith("option ") else None
+            if option is not None and file_options is not None and option in file_options[k]:
+                raise InputError(err.problem, source=config.source, path=f"$.policies[{k}].options.{option}") from None
+            if path.startswith("$."):  # a JSON path inside the configuration: name its file
                 err.located(config.source)
             raise
 
@@ -226,6 +234,11 @@ def simulate(config=None, *, preset: str | None = None, policies: Sequence[str] 
         executor = "inline" if workers == 1 else "local"
     cfg = build_config(config, preset=preset, rounds=rounds, seeds=seeds, **overrides)
     specs = _policies(cfg, policies, policy_options)
+    # The options the file itself gives each policy (those of policy_options come from the caller).
+    file_options = None
+    if policies is None and len(cfg.policies) == len(specs):
+        file_options = [{k: v for k, v in (given.options or {}).items()
+                         if k not in (policy_options or {}).get(given.name, {})} for given in cfg.policies]
     factories = []
     for k, spec in enumerate(specs):
         try:
@@ -235,7 +248,7 @@ def simulate(config=None, *, preset: str | None = None, policies: Sequence[str] 
             raise InputError(err.problem, source=cfg.source if policies is None else None, path=where) from None
     cfg = cfg.replace(policies=tuple(specs))
     if check:
-        _dry_run(cfg, factories)
+        _dry_run(cfg, factories, file_options)
     digest = cfg.digest()
     data = _task_config(cfg)
     tasks = []
