@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "LaissezOptError",
     "InputError",
+    "WriteRefusedError",
     "InfeasibleError",
     "NoSolutionError",
     "SolverError",
@@ -50,6 +51,26 @@ class InputError(LaissezOptError, ValueError):
         if self.source is None:
             self.source = source
         return self
+
+
+class WriteRefusedError(InputError, OSError):
+    """The system refused to write or create ``source`` (read-only, full, special): exit code 2.
+
+    It is both an :class:`InputError` (the command line reports one line naming
+    the path, exit code 2) and the :class:`OSError` that caused it, with the
+    same ``errno`` and ``strerror``, so code that handles disk errors as
+    ``OSError`` keeps working.
+
+    >>> error = WriteRefusedError.from_os_error("cannot write the file", "out.json", OSError(28, "No space left on device"))
+    >>> isinstance(error, OSError), error.errno, str(error)
+    (True, 28, 'out.json: cannot write the file: No space left on device')
+    """
+
+    @classmethod
+    def from_os_error(cls, action: str, source: str, error: OSError) -> "WriteRefusedError":
+        refused = cls(f"{action}: {error.strerror or error}", source=source)
+        refused.errno, refused.strerror, refused.filename = error.errno, error.strerror, source
+        return refused
 
 
 class InfeasibleError(LaissezOptError):

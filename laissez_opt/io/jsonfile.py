@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, WriteRefusedError
 
 __all__ = [
     "read_json", "read_bytes", "read_text", "decode_text", "parse_json", "write_atomic", "make_output_dir", "check_destination",
@@ -290,7 +290,7 @@ def _sweep_stale(directory: Path, name: str) -> None:
 
 
 def make_output_dir(path: str | os.PathLike) -> Path:
-    """Create the output directory ``path`` (and its parents); a failure is an :class:`InputError` naming it.
+    """Create the output directory ``path`` (and its parents); a failure is a ``WriteRefusedError`` naming it.
 
     >>> import tempfile
     >>> make_output_dir(Path(tempfile.mkdtemp()) / "a" / "b").is_dir()
@@ -300,7 +300,7 @@ def make_output_dir(path: str | os.PathLike) -> Path:
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise InputError(f"cannot create the output directory: {error.strerror or error}", source=str(path)) from None
+        raise WriteRefusedError.from_os_error("cannot create the output directory", str(path), error) from None
     return directory
 
 
@@ -308,7 +308,8 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the whole new one.
 
     A write the system refuses (a read-only or special file system, an immutable
-    file, a full disk) is an :class:`InputError` naming ``path``; the old file stays.
+    file, a full disk) is a :class:`~laissez_opt.errors.WriteRefusedError` naming
+    ``path`` (an ``InputError`` and the ``OSError`` that caused it); the old file stays.
 
     The bytes go to an unnamed file in the target's directory (Linux
     ``O_TMPFILE``: a process killed mid-write leaves nothing behind), are
@@ -322,7 +323,7 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     try:
         _write_atomic(path, data)
     except OSError as error:
-        raise InputError(f"cannot write the file: {error.strerror or error}", source=str(path)) from None
+        raise WriteRefusedError.from_os_error("cannot write the file", str(path), error) from None
 
 
 def _write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
