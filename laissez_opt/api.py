@@ -97,6 +97,14 @@ def solve_options(method: str, *, solver=None, via=None, time_limit=None, fracti
             if name in given:
                 raise InputError(f"{method} is a heuristic: it takes no {name} (the exact methods do)", path=name)
     opts = spec.check_options(given)
+    if opts.get("backend") is not None:
+        # A forced backend is an OR-Tools one: it implies solver="ortools" and contradicts any other route.
+        if opts.get("via", "direct") == "pyomo":
+            raise InputError(f"backend {opts['backend']!r} is an OR-Tools backend; it does not apply with via='pyomo'",
+                             path="backend")
+        if opts.setdefault("solver", "ortools") not in ("ortools", "auto"):
+            raise InputError(f"backend {opts['backend']!r} is an OR-Tools backend; it does not apply with "
+                             f"solver={opts['solver']!r} (use solver='ortools')", path="backend")
     auto = "solver" in spec.option_names and spec.option("solver").default == "auto"
     if (spec.kind == "exact" and opts.get("via", "direct") == "direct" and opts.get("solver", "highs") not in spec.solvers
             and not (auto and opts.get("solver") == "auto")):

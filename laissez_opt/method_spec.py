@@ -175,7 +175,7 @@ def solver_options(*, fractional: bool, mip_gap: float | None = 1e-7, backend: b
         options.append(Option("mip_gap", "float", mip_gap, "relative MIP gap at which the solver stops", minimum=0, maximum=1))
     options.append(Option("verbose", "bool", False, "print the solver's log"))
     if backend:
-        options.append(Option("backend", "choice", None, "force an OR-Tools backend (solver=ortools)",
+        options.append(Option("backend", "choice", None, "force an OR-Tools backend (implies solver=ortools; refused with any other solver or via=pyomo)",
                               choices=("min_cost_flow", "glop", "cp_sat", "scip"), nullable=True))
     return tuple(options)
 

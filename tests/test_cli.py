@@ -252,3 +252,40 @@ def test_unknown_pyomo_solver_is_one_line():
     assert "Traceback" not in run.stdout + run.stderr
     assert run.stdout == ""
     assert len(run.stderr_lines) == 1, run.stderr
+
+
+# ----------------------------------------------------------------------------- repeated and contradicting options
+
+
+@pytest.mark.parametrize(
+    "args, problem",
+    [
+        (["solve", R4, "--method", "mtf", "-p", "tokens=3", "-p", "tokens=7"], "--param: tokens given twice (3 and 7)"),
+        (["compare", R4, "--methods", "mtf", "-p", "mtf.tokens=3", "-p", "mtf.tokens=7"],
+         "--param: mtf.tokens given twice (3 and 7)"),
+        (["simulate", "--preset", "thesis-r1", "-p", "mtf.tokens=3", "-p", "mtf.tokens=4"],
+         "--param: mtf.tokens given twice (3 and 4)"),
+        (["generate", "-f", "gavel", "-n", "3", "-m", "2", "-p", "x=1", "-p", "x=2"], "--param: x given twice (1 and 2)"),
+        (["solve", R4, "--method", "welfare", "--solver", "highs", "--backend", "glop"],
+         "--backend: backend 'glop' is an OR-Tools backend; it does not apply with solver='highs'"),
+        (["solve", R4, "--method", "welfare", "--via", "pyomo", "--backend", "glop"],
+         "--backend: backend 'glop' is an OR-Tools backend; it does not apply with via='pyomo'"),
+    ],
+    ids=["solve", "compare", "simulate", "generate", "backend-highs", "backend-pyomo"],
+)
+def test_a_repeated_or_contradicting_option_is_refused_in_one_line(tmp_path, args, problem):
+    result = CliRunner().invoke(cli, [str(a) for a in args] + (["-o", str(tmp_path / "out")] if args[0] in ("compare", "simulate") else []))
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and problem in lines[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_forced_backend_implies_ortools_for_every_exact_method():
+    import laissez_opt as lo
+
+    inst = load_instance(R4)
+    assert lo.solve(inst, "fair_welfare", backend="glop", fractional=True).solver == "ortools"
+    assert lo.solve(inst, "themis", backend="scip").solver == "ortools"
+    with pytest.raises(lo.InputError, match="backend: backend 'scip' is an OR-Tools backend.*solver='highs'"):
+        lo.solve(inst, "themis", solver="highs", backend="scip")

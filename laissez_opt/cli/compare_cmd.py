@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 
 import click
 
 from ..errors import InputError, RunsFailedError
+from .params import parse_scoped_params
 
 
 @click.command("compare")
@@ -42,17 +42,7 @@ def compare_command(instances, methods_, solver, time_limit, fractional, workers
     _check_output_dir(Path(out), "--output")
     if store:
         _check_output_dir(Path(store), "--store")
-    options: dict[str, dict] = {}
-    for item in method_params:
-        key, sep, raw = item.partition("=")
-        method, dot, name = key.partition(".")
-        if not sep or not dot or not method or not name:
-            raise InputError(f"expected METHOD.KEY=VALUE, got {item!r}", path="--param")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        options.setdefault(method, {})[name] = value
+    options = parse_scoped_params(method_params, "METHOD")
     warnings.showwarning = _one_line_warning
     warnings.simplefilter("always", RunStoreWarning)
     table = compare(

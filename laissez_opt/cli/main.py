@@ -16,6 +16,7 @@ import sys
 import click
 
 from ..errors import InfeasibleError, InputError, LaissezOptError, NotProvenError, SolverUnavailableError
+from .params import parse_params
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -93,7 +94,7 @@ def cli(ctx, debug):
 @click.option("--max-memory", default=None, help="Refuse runs whose estimated size exceeds this (e.g. 8G, 512MiB; default: half the physical memory).")
 @click.option("--fractional", is_flag=True, help="Solve the fractional (time-sharing) version.")
 @click.option("--threads", type=int, default=None, help="Solver threads.")
-@click.option("--backend", default=None, help="Force an OR-Tools backend: min_cost_flow, glop, cp_sat, scip.")
+@click.option("--backend", default=None, help="Force an OR-Tools backend: min_cost_flow, glop, cp_sat, scip (implies --solver ortools).")
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), default=None, help="Also write the result JSON here (atomically).")
 @click.option("--write-model", type=click.Path(dir_okay=False, path_type=str), default=None, help="Also write the method's optimisation model as an LP or MPS file (by suffix; every exact method), atomically.")
@@ -107,7 +108,7 @@ def solve(instance, method, solver, via, time_limit, max_memory, fractional, thr
     from ..limits import parse_memory
 
     # Every argument is checked before the instance is read or anything is solved.
-    options = _parse_params(method_params)
+    options = parse_params(method_params)
     for flag, name, value in (("--threads", "threads", threads), ("--backend", "backend", backend)):
         if value is not None:
             if name in options:
@@ -210,19 +211,6 @@ def validate(instance):
     )
 
 
-def _parse_params(values) -> dict:
-    params = {}
-    for item in values:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"expected KEY=VALUE, got {item!r}", path="--param")
-        try:
-            params[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            params[key] = raw
-    return params
-
-
 @cli.command()
 @click.option("--family", "-f", required=True, help="uniform, gavel, neocloud or gemmini.")
 @click.option("--agents", "-n", type=int, required=True)
@@ -238,7 +226,7 @@ def generate(family, agents, pools, seed, param, output):
     if output:
         check_destination(output)
     with cli_paths():
-        inst = make(family, agents, pools, seed=seed, **_parse_params(param))
+        inst = make(family, agents, pools, seed=seed, **parse_params(param))
     if output:
         save_instance(inst, output)  # the binary form when the name ends in .npz
         click.echo(f"wrote {output}: {inst.n_agents} agents, {inst.n_pools} pools, {inst.n_edges} edges", err=True)

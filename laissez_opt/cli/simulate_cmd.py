@@ -2,32 +2,17 @@
 
 from __future__ import annotations
 
-import json
 
 import click
 
 from ..errors import InputError
 from ..io.jsonfile import make_output_dir
+from .params import parse_scoped_params
 
 
 def _positive(value, option: str):
     if value is not None and value < 1:
         raise InputError(f"must be >= 1, got {value}", path=option)
-
-
-def _policy_params(items) -> dict[str, dict]:
-    options: dict[str, dict] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        policy, dot, name = key.partition(".")
-        if not sep or not dot or not policy or not name:
-            raise InputError(f"expected POLICY.KEY=VALUE, got {item!r}", path="--param")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        options.setdefault(policy, {})[name] = value
-    return options
 
 
 @click.command("simulate")
@@ -67,7 +52,7 @@ def simulate_command(config, preset, list_presets, policies_, rounds, seeds, wor
     names = [p.strip() for p in policies_.split(",") if p.strip()] if policies_ is not None else None
     if names is not None and not names:
         raise InputError("no policies given", path="--policies")
-    options = _policy_params(policy_params)
+    options = parse_scoped_params(policy_params, "POLICY")
     make_output_dir(out)
     result = simulate(
         config, preset=preset, policies=names, rounds=rounds, seeds=seeds, workers=workers or os.cpu_count() or 1,
