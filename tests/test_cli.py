@@ -289,3 +289,22 @@ def test_a_forced_backend_implies_ortools_for_every_exact_method():
     assert lo.solve(inst, "themis", backend="scip").solver == "ortools"
     with pytest.raises(lo.InputError, match="backend: backend 'scip' is an OR-Tools backend.*solver='highs'"):
         lo.solve(inst, "themis", solver="highs", backend="scip")
+
+
+@pytest.mark.parametrize(
+    "args, problem",
+    [
+        (["solve", R4, "--formt", "table"], "laissez-opt solve: No such option '--formt'. Did you mean '--format'?"),
+        (["solve"], "laissez-opt solve: Missing argument 'INSTANCE'."),
+        (["solve", R4, "--format", "xml"], "laissez-opt solve: Invalid value for '--format'"),
+        (["--nosuch"], "laissez-opt: No such option '--nosuch'."),
+        (["nosuch"], "laissez-opt: No such command 'nosuch'."),
+    ],
+)
+def test_option_parser_errors_are_one_line_with_exit_2(args, problem):
+    run = run_cli(*args)
+    assert run.returncode == 2
+    assert run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("laissez-opt: error: ") and problem in lines[0]
+    assert lines[0].endswith("--help')")

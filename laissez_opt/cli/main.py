@@ -54,12 +54,28 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+def _usage_error(err: click.UsageError) -> None:
+    # The option parser's own errors get the one-line form of every other error, with a pointer to the help.
+    where = err.ctx.command_path if err.ctx is not None else "laissez-opt"
+    _fail(f"error: {where}: {' '.join(err.format_message().split())} (see '{where} --help')", 2)
+
+
 class _Group(click.Group):
     """Maps the library's errors to exit codes and one-line messages (no traceback)."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:  # a bare `laissez-opt` prints the help
+            raise
+        except click.UsageError as err:
+            _usage_error(err)
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except click.UsageError as err:
+            _usage_error(err)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
             raise
         except InfeasibleError as err:
