@@ -209,8 +209,8 @@ def solve(
     result.timing["estimate_s"] = estimated - start
     result.timing["total_s"] = time.perf_counter() - start
     result.params.setdefault("time_limit", time_limit)
-    if "seed" in spec.option_names:
-        result.params.setdefault("seed", opts.get("seed", spec.option("seed").default))
+    # Every result records its seed (the contract's params.seed): null for a method that draws no random number.
+    result.params.setdefault("seed", opts.get("seed", spec.option("seed").default) if "seed" in spec.option_names else None)
     if result.status == "infeasible":
         if raise_infeasible:
             raise InfeasibleError(result.message or f"instance {instance.name!r} is infeasible for {spec.name}", result=result)

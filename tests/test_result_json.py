@@ -92,3 +92,15 @@ def test_a_result_file_round_trips(tmp_path):
     assert back.objective == pytest.approx(r.objective, rel=1e-11)
     assert len(back.allocation) == r.allocation_size() and math.isclose(
         sum(back.utilities.values()), float(r.utility_array(inst).sum()), rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("method, options, seed", [
+    ("welfare", {}, None), ("greedy", {}, None), ("themis", {"fractional": True}, None),
+    ("mtf", {"seed": 5, "threshold": "hedge"}, 5), ("mtf", {}, 0),
+    ("maxmin", {"fractional": True, "partitions": 2, "partition_seed": 3}, 3),
+])
+def test_every_result_records_the_contracts_params(method, options, seed):
+    # The contract's result file has params.time_limit and params.seed: null when nothing random was drawn.
+    inst = lo.generate("gavel", 40, 4, seed=2)
+    data = json.loads(lo.solve(inst, method, **options).to_json())
+    assert "time_limit" in data["params"] and data["params"]["seed"] == seed

@@ -453,7 +453,7 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
         utilities=agent_values(instance, utilities), timing=out["timing"],
         params={"partitions": partitions, "partition_seed": partition_seed, "capacity_split": capacity_split,
                 "executor": executor,
-                "fractional": fractional,
+                "fractional": fractional, "time_limit": None, "seed": partition_seed,  # the contract's keys
                 **({"normalizer": normalizer, "levels": next(k for k, v in PART_LEVELS.items() if v == levels)}
                    if method == "maxmin" else {})},
         route="partitioned", solver_status=f"{k} parts",
