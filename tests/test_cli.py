@@ -308,3 +308,19 @@ def test_option_parser_errors_are_one_line_with_exit_2(args, problem):
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("laissez-opt: error: ") and problem in lines[0]
     assert lines[0].endswith("--help')")
+
+
+@pytest.mark.parametrize(
+    "args, problem",
+    [
+        (["solve", R4, "--threads", "0"], "--threads: welfare expects a value >= 1, got 0"),
+        (["solve", R4, "-p", "threads=0"], "-p threads: welfare expects a value >= 1, got 0"),
+        (["solve", R4, "--method", "greedy", "--threads", "2"], "--threads: greedy has no option 'threads'"),
+        (["generate", "-f", "gavel", "-n", "-3", "-m", "2"], "--agents: must be >= 1, got -3"),
+        (["generate", "-f", "gavel", "-n", "3", "-m", "0"], "--pools: must be >= 1, got 0"),
+    ],
+)
+def test_an_option_error_names_the_flag_it_was_given_as(args, problem):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exit_code == 2
+    assert result.output.strip().startswith(f"laissez-opt: error: {problem}")

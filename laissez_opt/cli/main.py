@@ -33,19 +33,24 @@ def _console(stderr: bool = False):
 #: The command line's names of the Python API's arguments, for error messages.
 _FLAGS = {"method": "--method", "solver": "--solver", "via": "--via", "time_limit": "--time-limit",
           "fractional": "--fractional", "max_memory": "--max-memory", "threads": "--threads", "backend": "--backend",
-          "family": "--family"}
+          "family": "--family", "agents": "--agents", "pools": "--pools", "seed": "--seed"}
 
 
 @contextlib.contextmanager
-def cli_paths():
-    """Re-word the API's argument names in errors as the command line spells them (``--method``, ``-p name``)."""
+def cli_paths(flags: dict[str, str] | None = None):
+    """Re-word the API's argument names in errors as the command line spells them (``--method``, ``-p name``).
+
+    ``flags``: method options this command line gave as their own flags (``{"threads": "--threads"}``),
+    named so instead of ``-p NAME``.
+    """
     try:
         yield
     except (InputError, SolverUnavailableError) as err:
+        option = err.path[len("option "):] if err.path and err.path.startswith("option ") else None
         if err.path in _FLAGS:
             err.path = _FLAGS[err.path]
-        elif err.path and err.path.startswith("option "):
-            err.path = "-p " + err.path[len("option "):]
+        elif option is not None:
+            err.path = (flags or {}).get(option, "-p " + option)
         raise
 
 
@@ -125,11 +130,13 @@ def solve(instance, method, solver, via, time_limit, max_memory, fractional, thr
 
     # Every argument is checked before the instance is read or anything is solved.
     options = parse_params(method_params)
+    given_as_flags = {}
     for flag, name, value in (("--threads", "threads", threads), ("--backend", "backend", backend)):
         if value is not None:
             if name in options:
                 raise InputError(f"given both as {flag} and as -p {name}", path=flag)
             options[name] = value
+            given_as_flags[name] = flag
     core = {"solver": solver, "via": via, "time_limit": check_time_limit(time_limit, "--time-limit"),
             "fractional": True if fractional else None}
     for name, value in core.items():
@@ -137,7 +144,7 @@ def solve(instance, method, solver, via, time_limit, max_memory, fractional, thr
             if value is not None:
                 raise InputError(f"given both as --{name.replace('_', '-')} and as -p {name}", path="--param")
             core[name] = options.pop(name)
-    with cli_paths():
+    with cli_paths(given_as_flags):
         _, checked, _ = solve_options(method, **core, **options)
     memory = None if max_memory is None else parse_memory(max_memory, path="--max-memory")
     for path in (output, write_model):
