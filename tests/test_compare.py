@@ -148,23 +148,23 @@ def test_bad_input_to_compare():
 
 
 @pytest.mark.parametrize("kwargs, where, problem", [
-    ({"workers": 0}, "--workers", "must be an integer >= 1"),
-    ({"workers": "2"}, "--workers", "must be an integer >= 1"),
-    ({"workers": True}, "--workers", "must be an integer >= 1"),
-    ({"scheduler": "tcp://127.0.0.1:8786"}, "--scheduler", "with --executor dask only"),
-    ({"time_limit": -1}, "--time-limit", "must be a number > 0"),
-    ({"time_limit": "5"}, "--time-limit", "must be a number > 0"),
-    ({"fractional": "no"}, "--fractional", "must be true or false"),
-    ({"pareto": 1}, "--pareto", "must be true or false"),
-    ({"run_memory": "12XB"}, "--run-memory", "or a size such as 8G"),
-    ({"run_memory": 10}, "--run-memory", "at least 1 MiB"),
-    ({"run_time": 0}, "--run-time", "must be a number > 0"),
-    ({"run_time": "soon"}, "--run-time", "expected seconds"),
-    ({"solver": "gurobi"}, "--solver", "method 'welfare' supports solvers highs, ortools, not 'gurobi'"),
-    ({"method_options": {"greedy": {"x": 1}}}, "--param greedy", "not in this comparison; methods: welfare, mtf"),
-    ({"method_options": {"welfare": {"solver": "cplex"}}}, "--param welfare.solver", "supports solvers"),
-    ({"method_options": {"mtf": 7}}, "--param mtf", "must be a mapping"),
-    ({"objectives": ["speed"]}, "--objectives", "unknown objective 'speed'"),
+    ({"workers": 0}, "workers", "must be an integer >= 1"),
+    ({"workers": "2"}, "workers", "must be an integer >= 1"),
+    ({"workers": True}, "workers", "must be an integer >= 1"),
+    ({"scheduler": "tcp://127.0.0.1:8786"}, "scheduler", "with --executor dask only"),
+    ({"time_limit": -1}, "time_limit", "must be a number > 0"),
+    ({"time_limit": "5"}, "time_limit", "must be a number > 0"),
+    ({"fractional": "no"}, "fractional", "must be true or false"),
+    ({"pareto": 1}, "pareto", "must be true or false"),
+    ({"run_memory": "12XB"}, "run_memory", "or a size such as 8G"),
+    ({"run_memory": 10}, "run_memory", "at least 1 MiB"),
+    ({"run_time": 0}, "run_time", "must be a number > 0"),
+    ({"run_time": "soon"}, "run_time", "expected seconds"),
+    ({"solver": "gurobi"}, "solver", "method 'welfare' supports solvers highs, ortools, not 'gurobi'"),
+    ({"method_options": {"greedy": {"x": 1}}}, "method_options.greedy", "not in this comparison; methods: welfare, mtf"),
+    ({"method_options": {"welfare": {"solver": "cplex"}}}, "method_options.welfare.solver", "supports solvers"),
+    ({"method_options": {"mtf": 7}}, "method_options.mtf", "must be a mapping"),
+    ({"objectives": ["speed"]}, "objectives", "unknown objective 'speed'"),
 ])
 def test_bad_arguments_are_refused_before_any_run(tmp_path, kwargs, where, problem):
     store = tmp_path / "runs"
@@ -176,10 +176,10 @@ def test_bad_arguments_are_refused_before_any_run(tmp_path, kwargs, where, probl
 
 
 @pytest.mark.parametrize("options, where, problem", [
-    ({"bogus": 1}, "--param mtf.bogus", "mtf has no option 'bogus'; valid options: tokens, threshold, "),
-    ({"normaliser": "raw"}, "--param mtf.normaliser", "(did you mean 'normalize'?)"),
-    ({"tokens": "many"}, "--param mtf.tokens", "mtf expects an integer, got 'many'"),
-    ({"episodes": 0}, "--param mtf.episodes", "mtf expects a value >= 1, got 0"),
+    ({"bogus": 1}, "method_options.mtf.bogus", "mtf has no option 'bogus'; valid options: tokens, threshold, "),
+    ({"normaliser": "raw"}, "method_options.mtf.normaliser", "(did you mean 'normalize'?)"),
+    ({"tokens": "many"}, "method_options.mtf.tokens", "mtf expects an integer, got 'many'"),
+    ({"episodes": 0}, "method_options.mtf.episodes", "mtf expects a value >= 1, got 0"),
 ])
 def test_unknown_or_ill_typed_method_option_is_refused_before_any_run(tmp_path, options, where, problem):
     with pytest.raises(lo.InputError) as caught:
@@ -195,7 +195,7 @@ def test_reference_method_options_are_checked_too(tmp_path):
     with pytest.raises(lo.InputError) as caught:
         compare([ROOT / "instances" / "hotos25-table1.json"], ["greedy"], objectives=["min_phi"],
                 method_options={"maxmin": {"normalizer": "nope"}}, store=tmp_path / "runs")
-    assert caught.value.path == "--param maxmin.normalizer"
+    assert caught.value.path == "method_options.maxmin.normalizer"
     assert not (tmp_path / "runs").exists()
 
 

@@ -440,3 +440,20 @@ def test_an_undefined_gap_says_why():
     again = Result(instance="i", method="drf", status="time_limit", objective=0.0, bound=0.04, gap=None, message=r.message)
     assert again.message == r.message  # read back from a file: said once
     assert Result(instance="i", method="welfare", status="optimal", objective=1.0, bound=1.0, gap=0.0).message == ""
+
+
+@pytest.mark.parametrize("call, path", [
+    (lambda: lo.compare([], ["welfare"]), "instances"),
+    (lambda: lo.compare([R4], []), "methods"),
+    (lambda: lo.compare([R4], ["welfare"], workers=0), "workers"),
+    (lambda: lo.simulate(preset="nosuch"), "preset"),
+    (lambda: lo.simulate(preset="thesis-r1", workers=0), "workers"),
+    (lambda: lo.simulate(preset="thesis-r1", policy_options={"time_equal": {"bogus": 1}}, progress=False),
+     "policy_options.time_equal.bogus"),
+    (lambda: lo.reproduce("R9"), "items"),
+])
+def test_the_python_api_names_its_own_arguments_not_the_flags(call, path):
+    # The command line re-words these as its flags (--workers, --param LABEL.NAME); Python callers see their names.
+    with pytest.raises(lo.InputError) as caught:
+        call()
+    assert caught.value.path == path

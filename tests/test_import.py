@@ -117,6 +117,6 @@ def test_limit_keeps_the_first_jobs_by_submission_time():
 @pytest.mark.parametrize("fmt, name, options", CASES[1:])
 def test_a_replay_too_fine_to_hold_is_refused_before_it_is_built(fmt, name, options):
     # 1e-9 h rounds made billions of arrival entries (a MemoryError, or minutes and gigabytes).
-    with pytest.raises(lo.InputError, match="arrival entries .*--round-hours") as caught:
+    with pytest.raises(lo.InputError, match="arrival entries .*round_hours") as caught:
         import_data(fmt, DATA / name, round_hours=1e-9, **options)
-    assert caught.value.path == "--round-hours" and caught.value.source.endswith(name)
+    assert caught.value.path == "round_hours" and caught.value.source.endswith(name)

@@ -62,7 +62,7 @@ def test_overrides_from_the_command_line(tmp_path):
     out = run_cli("simulate", config, "-o", tmp_path / "o", "--policies", "gandiva_fair,round_robin", "--rounds", "3",
                   "--seeds", "1", "--no-plots", "-p", "round_robin.bogus=1")
     assert out.returncode == 2
-    assert out.stderr_lines == ["laissez-opt: error: option bogus: round_robin has no option 'bogus'; valid options: state"]
+    assert out.stderr_lines == ["laissez-opt: error: --param round_robin.bogus: round_robin has no option 'bogus'; valid options: state"]
     out = run_cli("simulate", config, "-o", tmp_path / "o", "--policies", "gandiva_fair,round_robin", "--rounds", "3",
                   "--seeds", "1", "--no-plots")
     assert out.returncode == 0, out.stderr

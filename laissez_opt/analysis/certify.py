@@ -765,7 +765,7 @@ def _pareto_certificate(ex, result, x_res) -> Certificate:
 
 def _claim_of(result: Result, claim: str) -> str:
     if claim not in CLAIMS:
-        raise InputError(f"unknown claim {claim!r}; choose one of {', '.join(CLAIMS)}", path="--claim")
+        raise InputError(f"unknown claim {claim!r}; choose one of {', '.join(CLAIMS)}", path="claim")
     if claim == "pareto":
         return "pareto"
     modes = LP_METHODS.get(result.method)
@@ -774,11 +774,11 @@ def _claim_of(result: Result, claim: str) -> str:
             raise InputError(
                 f"{result.method} results claim no LP optimum; certify proves welfare, vcg, and fractional maxmin, "
                 "themis and fair_welfare results, or the Pareto efficiency of any allocation (--claim pareto)",
-                path="--claim")
+                path="claim")
         raise InputError(
             f"{result.method} in {result.mode} mode is not an LP result; certify proves welfare, vcg, and fractional "
             "maxmin, themis and fair_welfare results, or the Pareto efficiency of any allocation (--claim pareto)",
-            path="--claim")
+            path="claim")
     return result.method
 
 
@@ -1046,7 +1046,7 @@ def certify(instance: Instance, result: Result, *, claim: str = "auto", certific
     default ``result.allocation``.
     """
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < 1:
-        raise InputError(f"tolerance must be a number in [0, 1), got {tolerance!r}", path="--tolerance")
+        raise InputError(f"tolerance must be a number in [0, 1), got {tolerance!r}", path="tolerance")
     start = time.perf_counter()
     kind = _claim_of(result, claim)
     if result.status == "infeasible":

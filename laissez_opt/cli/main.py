@@ -16,7 +16,7 @@ import sys
 import click
 
 from ..errors import InfeasibleError, InputError, LaissezOptError, NotProvenError, SolverUnavailableError
-from .params import parse_params
+from .params import cli_paths, command_flags, parse_params, reword
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -28,30 +28,6 @@ def _console(stderr: bool = False):
     # In a pipe or a file there is no terminal width to respect: keep rows on one line.
     width = None if stream.isatty() else 160
     return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
-
-
-#: The command line's names of the Python API's arguments, for error messages.
-_FLAGS = {"method": "--method", "solver": "--solver", "via": "--via", "time_limit": "--time-limit",
-          "fractional": "--fractional", "max_memory": "--max-memory", "threads": "--threads", "backend": "--backend",
-          "family": "--family", "agents": "--agents", "pools": "--pools", "seed": "--seed"}
-
-
-@contextlib.contextmanager
-def cli_paths(flags: dict[str, str] | None = None):
-    """Re-word the API's argument names in errors as the command line spells them (``--method``, ``-p name``).
-
-    ``flags``: method options this command line gave as their own flags (``{"threads": "--threads"}``),
-    named so instead of ``-p NAME``.
-    """
-    try:
-        yield
-    except (InputError, SolverUnavailableError) as err:
-        option = err.path[len("option "):] if err.path and err.path.startswith("option ") else None
-        if err.path in _FLAGS:
-            err.path = _FLAGS[err.path]
-        elif option is not None:
-            err.path = (flags or {}).get(option, "-p " + option)
-        raise
 
 
 def _fail(message: str, code: int) -> None:
@@ -87,6 +63,11 @@ class _Group(click.Group):
             _fail(f"infeasible: {err}", 3)
         except NotProvenError as err:
             _fail(f"not proven: {err}", 5)
+        except (InputError, SolverUnavailableError) as err:
+            command = self.commands.get(ctx.invoked_subcommand or "")
+            if command is not None:
+                reword(err, command_flags(command))
+            _fail(f"error: {err}", err.exit_code)
         except LaissezOptError as err:
             _fail(f"error: {err}", err.exit_code)
         except KeyboardInterrupt:
@@ -183,8 +164,7 @@ def _write_model(inst, method, fractional, path, options=None):
     from ..api import write_model
 
     given = {k: v for k, v in (options or {}).items() if k != "fractional"}
-    with cli_paths():
-        write_model(inst, method, path, fractional=True if fractional else None, **given)
+    write_model(inst, method, path, fractional=True if fractional else None, **given)
 
 
 def _method_record(m) -> dict:
@@ -248,8 +228,7 @@ def generate(family, agents, pools, seed, param, output):
 
     if output:
         check_destination(output)
-    with cli_paths():
-        inst = make(family, agents, pools, seed=seed, **parse_params(param))
+    inst = make(family, agents, pools, seed=seed, **parse_params(param))
     if output:
         save_instance(inst, output)  # the binary form when the name ends in .npz
         click.echo(f"wrote {output}: {inst.n_agents} agents, {inst.n_pools} pools, {inst.n_edges} edges", err=True)

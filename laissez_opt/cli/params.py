@@ -1,17 +1,83 @@
-"""The ``-p KEY=VALUE`` options of every command, parsed once.
+"""Options of every command: ``-p KEY=VALUE`` parsed once, and errors named as the command line spells them.
 
 ``VALUE`` is read as JSON when it parses (``7``, ``true``, ``[1, 2]``) and kept as
 a string otherwise (``hedge``).  A key given twice is refused: the last value
 silently winning would hide a typo in a long command line.
+
+The library names the Python argument at fault in an error's path (``workers``,
+``method_options.mtf.tokens``, ``option threads``); :func:`cli_paths` re-words it
+as the running command's flag (``--workers``, ``--param mtf.tokens``, ``-p threads``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 
-from ..errors import InputError
+import click
 
-__all__ = ["parse_params", "parse_scoped_params"]
+from ..errors import InputError, SolverUnavailableError
+
+__all__ = ["parse_params", "parse_scoped_params", "cli_paths", "command_flags", "reword"]
+
+
+#: API arguments a command takes under another parameter name (`-p` gathers them).
+ALIASES = {"compare": {"method_options": "--param"}, "simulate": {"policy_options": "--param"}}
+
+
+def command_flags(command: click.Command | None = None) -> dict[str, str]:
+    """``command``'s parameters (default: the running command's): Python argument name -> its spelling."""
+    if command is None:
+        ctx = click.get_current_context(silent=True)
+        if ctx is None:
+            return {}
+        command = ctx.command
+    flags = {}
+    for param in command.params:
+        name = param.name.rstrip("_")  # `methods_`: a parameter renamed so as not to shadow a function
+        if isinstance(param, click.Argument):
+            flags[name] = param.human_readable_name
+        else:
+            longs = [opt for opt in param.opts if opt.startswith("--")]
+            flags[name] = (longs or param.opts)[0]
+    return {**flags, **ALIASES.get(command.name, {})}
+
+
+def reword(err: InputError | SolverUnavailableError, names: dict[str, str], flags: dict[str, str] | None = None) -> None:
+    """Re-word ``err.path``, an API argument name, as the command line spells it (see :func:`cli_paths`).
+
+    >>> err = InputError("must be >= 1, got 0", path="method_options.mtf.tokens")
+    >>> reword(err, {"method_options": "--param", "workers": "--workers"}); str(err)
+    '--param mtf.tokens: must be >= 1, got 0'
+    """
+    path = err.path or ""
+    head, dot, tail = path.partition(".")
+    if path.startswith("option "):
+        option = path[len("option "):]
+        # Only the flags this command line used: `-p threads=0` is named as given, not as --threads.
+        err.path = (flags or {}).get(option, "-p " + option)
+    elif path in names:
+        err.path = names[path]
+    elif dot and head in names:
+        err.path = f"{names[head]} {tail}"
+
+
+@contextlib.contextmanager
+def cli_paths(flags: dict[str, str] | None = None):
+    """Re-word the API's argument names in errors as the running command spells them.
+
+    ``workers`` becomes ``--workers``, ``instances`` the argument ``INSTANCES``, a
+    dotted path keeps its tail (``method_options.mtf.tokens`` becomes ``--param
+    mtf.tokens`` where the command maps ``method_options`` to ``--param``), and a
+    method option (``option threads``) becomes ``-p threads``, or the flag ``flags``
+    names for it (``{"threads": "--threads"}``).  Every command's errors pass through
+    this once more in the command group, with the command's own parameter names.
+    """
+    try:
+        yield
+    except (InputError, SolverUnavailableError) as err:
+        reword(err, {**command_flags(), **(flags or {})}, flags)
+        raise
 
 
 def _value(raw: str):

@@ -280,7 +280,7 @@ def _shipped(name: str, executor: str):
             raise InputError(
                 f"method {name!r} was registered in this process, and worker processes need it sent to them, but "
                 f"{problem}; define its build function at the top level of a module or script, publish it as a "
-                f"plugin, or compare with executor='inline'", path="--methods",
+                f"plugin, or compare with executor='inline'", path="methods",
             )
     return registered_at_runtime(name)
 
@@ -591,42 +591,42 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
     chosen = executor
     executor = "local" if executor is None else executor
     if executor not in EXECUTORS:
-        raise InputError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}", path="--executor")
+        raise InputError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}", path="executor")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise InputError(f"must be an integer >= 1, got {workers!r}", path="--workers")
+        raise InputError(f"must be an integer >= 1, got {workers!r}", path="workers")
     if scheduler is not None and (executor != "dask" or not isinstance(scheduler, str) or not scheduler.strip()):
         raise InputError("a scheduler address goes with --executor dask only" if executor != "dask"
-                         else f"must be a scheduler address, got {scheduler!r}", path="--scheduler")
-    time_limit = _positive_number(time_limit, "--time-limit")
-    for value, path in ((fractional, "--fractional"), (pareto, "--pareto")):
+                         else f"must be a scheduler address, got {scheduler!r}", path="scheduler")
+    time_limit = _positive_number(time_limit, "time_limit")
+    for value, path in ((fractional, "fractional"), (pareto, "pareto")):
         if not isinstance(value, bool):
             raise InputError(f"must be true or false, got {value!r}", path=path)
     if solver is not None and not isinstance(solver, str):
-        raise InputError(f"must be a solver name, got {solver!r}", path="--solver")
+        raise InputError(f"must be a solver name, got {solver!r}", path="solver")
     limits = Limits(memory=parse_run_memory(run_memory, workers), time=parse_run_time(run_time, time_limit))
     if isinstance(instances, (str, os.PathLike, Instance)):
         instances = [instances]
     instances = list(instances)
     if not instances:
-        raise InputError("no instances given", path="INSTANCE")
+        raise InputError("no instances given", path="instances")
     if isinstance(methods, str):
         methods = [m.strip() for m in methods.split(",") if m.strip()]
     methods = list(dict.fromkeys(methods))
     if not methods:
-        raise InputError("no methods given", path="--methods")
+        raise InputError("no methods given", path="methods")
     for name in methods:
         if not isinstance(name, str):
-            raise InputError(f"method names are strings, got {name!r}", path="--methods")
+            raise InputError(f"method names are strings, got {name!r}", path="methods")
         try:
             get_method(name)
         except InputError as err:
-            err.path = "--methods"
+            err.path = "methods"
             raise
     objectives = list(objectives) if objectives else default_objectives(methods)
     for name in objectives:
         if name not in OBJECTIVES:
             raise InputError(f"unknown objective {name!r}{suggest(name, OBJECTIVES)}; known: {', '.join(OBJECTIVES)}",
-                             path="--objectives")
+                             path="objectives")
     run_methods = methods + [OBJECTIVES[o].reference for o in objectives if OBJECTIVES[o].reference not in methods]
     run_methods = list(dict.fromkeys(run_methods))
     user_options = _user_options(method_options, run_methods)
@@ -643,7 +643,7 @@ def _plan(instances, methods, *, solver, time_limit, fractional, workers, execut
     for item in instances:
         if not isinstance(item, (Instance, str, os.PathLike)):
             raise InputError(f"expected an Instance or the path of an instance file, got {type(item).__name__}",
-                             path="INSTANCE")
+                             path="instances")
     # Several files and several local workers: the workers read them, side by side (_read_task); each
     # keeps what it read for its own runs.  Otherwise this process reads them, one after the other.
     files = sum(not isinstance(item, Instance) for item in instances)
@@ -665,18 +665,18 @@ def _user_options(method_options, run_methods: list[str]) -> dict[str, dict]:
     if method_options is None:
         return {}
     if not isinstance(method_options, dict):
-        raise InputError(f"must map method names to options, got {type(method_options).__name__}", path="--param")
+        raise InputError(f"must map method names to options, got {type(method_options).__name__}", path="method_options")
     for name, options in method_options.items():
         if name not in run_methods:
             raise InputError(f"options given for {name!r}, which is not in this comparison; "
-                             f"methods: {', '.join(run_methods)}", path=f"--param {name}")
+                             f"methods: {', '.join(run_methods)}", path=f"method_options.{name}")
         if not isinstance(options, dict):
-            raise InputError(f"options of {name!r} must be a mapping, got {type(options).__name__}", path=f"--param {name}")
+            raise InputError(f"options of {name!r} must be a mapping, got {type(options).__name__}", path=f"method_options.{name}")
     return method_options
 
 
-#: The command line's names of the comparison-wide arguments that become method options.
-_FLAGS = {"solver": "--solver", "time_limit": "--time-limit", "fractional": "--fractional"}
+#: The comparison-wide arguments that become method options.
+_SHARED = ("solver", "time_limit", "fractional")
 
 
 def _checked_options(name: str, methods: list[str], objectives: list[str], user: dict, *, solver, time_limit,
@@ -702,16 +702,16 @@ def _checked_options(name: str, methods: list[str], objectives: list[str], user:
     try:
         _, options, _ = solve_options(name, **given)
     except SolverUnavailableError as err:
-        where = f"--param {name}.solver" if "solver" in user else "--solver"
+        where = f"method_options.{name}.solver" if "solver" in user else "solver"
         raise InputError(err.problem, path=where) from None
     except InputError as err:
         option = err.path[len("option "):] if (err.path or "").startswith("option ") else err.path
         if option in user:
-            err.path = f"--param {name}.{option}"
-        elif option in _FLAGS:
-            err.path = _FLAGS[option]
+            err.path = f"method_options.{name}.{option}"
+        elif option in _SHARED:
+            err.path = option
         else:
-            err.path = f"--param {name}" + (f".{option}" if option else "")
+            err.path = f"method_options.{name}" + (f".{option}" if option else "")
         raise err from None
     return options
 
@@ -918,12 +918,12 @@ def parse_run_memory(value, workers: int = 1) -> int | None:
             return None
         return int(0.8 * physical / max(1, workers))
     try:
-        size = parse_memory(value, path="--run-memory")
+        size = parse_memory(value, path="run_memory")
     except InputError:
         raise InputError(f"expected 'auto', 'none' or a size such as 8G, 512MiB or 2.5GB, got {value!r}",
-                         path="--run-memory") from None
+                         path="run_memory") from None
     if size < 2**20:
-        raise InputError(f"must be at least 1 MiB, got {value!r}", path="--run-memory")
+        raise InputError(f"must be at least 1 MiB, got {value!r}", path="run_memory")
     return int(size)
 
 
@@ -940,5 +940,5 @@ def parse_run_time(value, time_limit: float | None = None) -> float | None:
         try:
             value = float(value)
         except ValueError:
-            raise InputError(f"expected seconds, 'auto' or 'none', got {value!r}", path="--run-time") from None
-    return _positive_number(value, "--run-time", allow_none=False)
+            raise InputError(f"expected seconds, 'auto' or 'none', got {value!r}", path="run_time") from None
+    return _positive_number(value, "run_time", allow_none=False)

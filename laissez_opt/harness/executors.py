@@ -564,7 +564,7 @@ def run_dask(fn: Callable, tasks, *, workers: int, scheduler: str | None = None,
         import dask
         from distributed import Client, LocalCluster
     except ImportError:
-        raise InputError("the dask executor needs: pip install 'laissez-opt[dask]'", path="--executor") from None
+        raise InputError("the dask executor needs: pip install 'laissez-opt[dask]'", path="executor") from None
     limits = limits or Limits()
     feed = _as_feed(tasks)
     cluster = None
@@ -572,7 +572,7 @@ def run_dask(fn: Callable, tasks, *, workers: int, scheduler: str | None = None,
         try:
             client = Client(scheduler, timeout=30)
         except (OSError, TimeoutError, ValueError) as exc:
-            raise InputError(f"cannot connect to the Dask scheduler {scheduler!r}: {exc}", path="--scheduler") from None
+            raise InputError(f"cannot connect to the Dask scheduler {scheduler!r}: {exc}", path="scheduler") from None
         caps = {}
     else:
         memory_limit = limits.memory + _DASK_WORKER_BASELINE if limits.memory else "auto"

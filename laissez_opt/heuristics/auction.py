@@ -165,11 +165,11 @@ def eps_schedule(max_value: float, eps_final: float, factor: float = DEFAULT_FAC
 
 def _check_options(eps, tol, factor) -> None:
     if eps is not None and (isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0):
-        raise InputError(f"eps must be a finite number > 0, got {eps!r}", path="--param eps")
+        raise InputError(f"eps must be a finite number > 0, got {eps!r}", path="option eps")
     if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol <= 0:
-        raise InputError(f"tol must be a finite number > 0, got {tol!r}", path="--param tol")
+        raise InputError(f"tol must be a finite number > 0, got {tol!r}", path="option tol")
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor) or factor <= 1:
-        raise InputError(f"factor must be a finite number > 1, got {factor!r}", path="--param factor")
+        raise InputError(f"factor must be a finite number > 1, got {factor!r}", path="option factor")
 
 
 _LOADED: list = []  # the kernel module, once loaded in this process

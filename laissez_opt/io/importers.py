@@ -159,8 +159,8 @@ def _replay(source: str, name: str, description: str, jobs: list[dict], pools: d
     n_agents = len({j["agent"] for j in jobs})
     if rounds * n_agents > MAX_ARRIVAL_CELLS:
         raise InputError(f"the replay would need {rounds:,} rounds x {n_agents:,} agents = {rounds * n_agents:,} "
-                         f"arrival entries (at most {MAX_ARRIVAL_CELLS:,}); choose a longer --round-hours "
-                         f"than {round_hours:g}", source=source, path="--round-hours")
+                         f"arrival entries (at most {MAX_ARRIVAL_CELLS:,}); choose a longer round_hours (--round-hours) "
+                         f"than {round_hours:g}", source=source, path="round_hours")
     job_size = statistics.median(j["work"] for j in jobs) or 1.0
     agents: dict[str, list[float]] = {}
     for j in sorted(jobs, key=lambda j: (j["agent"], j["submit"])):

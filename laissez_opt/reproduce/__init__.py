@@ -69,7 +69,7 @@ def _select(items) -> list[str]:
         if key == "ALL":
             return list(ITEMS)
         if key not in ITEMS:
-            raise InputError(f"unknown item {name!r}; choose from {', '.join(ITEMS)} or all", path="ITEM")
+            raise InputError(f"unknown item {name!r}; choose from {', '.join(ITEMS)} or all", path="items")
         if key not in chosen:
             chosen.append(key)
     return chosen

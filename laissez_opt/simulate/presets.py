@@ -146,4 +146,4 @@ def preset_dict(name: str) -> dict:
         return section5_config()
     if name.startswith("thesis-r5-") and name[len("thesis-r5-"):] in R5_SETUPS:
         return _r5(name[len("thesis-r5-"):])
-    raise InputError(f"unknown preset {name!r}; known: {', '.join(sorted(PRESETS))}", path="--preset")
+    raise InputError(f"unknown preset {name!r}; known: {', '.join(sorted(PRESETS))}", path="preset")

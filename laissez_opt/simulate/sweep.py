@@ -75,7 +75,7 @@ def build_config(config=None, *, preset: str | None = None, rounds: int | None =
     ((0, 1, 2), None, 0.6)
     """
     if (config is None) == (preset is None):
-        raise InputError("give a configuration or a preset, not both and not neither", path="CONFIG")
+        raise InputError("give a configuration or a preset, not both and not neither", path="config")
     changes = dict(overrides)
     if rounds is not None:
         changes["rounds"] = rounds
@@ -109,14 +109,14 @@ def _policies(config: SimulationConfig, names: Sequence[str] | None, options: di
             chosen.append(known.get(name) or PolicySpec(name, name, {}))
         specs = chosen
         if not specs:
-            raise InputError("no policies given", path="--policies")
+            raise InputError("no policies given", path="policies")
         if len({s.name for s in specs}) != len(specs):
-            raise InputError("a policy is named twice", path="--policies")
+            raise InputError("a policy is named twice", path="policies")
     labels = {s.name for s in specs}
     for label in (options or {}):
         if label not in labels:
             raise InputError(f"options given for {label!r}, which is not among the policies {', '.join(sorted(labels))}",
-                             path="--param")
+                             path="policy_options")
     return [PolicySpec(s.name, s.method, {**s.options, **(options or {}).get(s.name, {})}) for s in specs]
 
 
@@ -177,11 +177,13 @@ def _raise(row: dict) -> None:
     raise error
 
 
-def _dry_run(config: SimulationConfig, factories: list[PolicyFactory], file_options: list[dict] | None = None) -> None:
+def _dry_run(config: SimulationConfig, factories: list[PolicyFactory], file_options: list[dict] | None = None,
+             policy_options: dict | None = None) -> None:
     """Decide round 0 of the first seed with every policy: options and names fail here, before the sweep.
 
     ``file_options``: each policy's options as the configuration file gives them (None when the
-    policies were chosen on the command line), so a refused option is named by its JSON path.
+    policies were chosen on the command line), so a refused option is named by its JSON path;
+    one the caller gave in ``policy_options`` is named ``policy_options.LABEL.NAME``.
     """
     setup = prepare(config, config.seeds[0])
     probe = config.replace(rounds=1, record_events=False, record_agent_rounds=False)
@@ -195,6 +197,8 @@ def _dry_run(config: SimulationConfig, factories: list[PolicyFactory], file_opti
             option = path[len("option "):] if path.startswith("option ") else None
             if option is not None and file_options is not None and option in file_options[k]:
                 raise InputError(err.problem, source=config.source, path=f"$.policies[{k}].options.{option}") from None
+            if option is not None and option in (policy_options or {}).get(factory.name, {}):
+                raise InputError(err.problem, path=f"policy_options.{factory.name}.{option}") from None
             if path.startswith("$."):  # a JSON path inside the configuration: name its file
                 err.located(config.source)
             raise
@@ -227,9 +231,9 @@ def simulate(config=None, *, preset: str | None = None, policies: Sequence[str] 
     (['time_equal'], [0.0, 90.0], 1075.0)
     """
     if executor is not None and executor not in EXECUTORS:
-        raise InputError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}", path="--executor")
+        raise InputError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}", path="executor")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise InputError(f"workers must be an integer >= 1, got {workers!r}", path="--workers")
+        raise InputError(f"workers must be an integer >= 1, got {workers!r}", path="workers")
     if executor is None:
         executor = "inline" if workers == 1 else "local"
     cfg = build_config(config, preset=preset, rounds=rounds, seeds=seeds, **overrides)
@@ -244,11 +248,11 @@ def simulate(config=None, *, preset: str | None = None, policies: Sequence[str] 
         try:
             factories.append(resolve(spec.method, spec.options, name=spec.name))
         except InputError as err:
-            where = f"$.policies[{k}].method" if policies is None else "--policies"
+            where = f"$.policies[{k}].method" if policies is None else "policies"
             raise InputError(err.problem, source=cfg.source if policies is None else None, path=where) from None
     cfg = cfg.replace(policies=tuple(specs))
     if check:
-        _dry_run(cfg, factories, file_options)
+        _dry_run(cfg, factories, file_options, policy_options)
     digest = cfg.digest()
     data = _task_config(cfg)
     tasks = []
