@@ -268,8 +268,8 @@ def markdown(rows: list[dict], e2e: list[dict], compile_info: dict, meta: dict, 
         lines.append(
             f"| {r['size']} | {r['devices']} | {r['edges']} | {r['persons']} | {r['welfare_default_s']:.4g} | "
             f"{r['welfare_highs_s']:.4g} | {r['welfare_ortools_s']:.4g} | {r['auction_s']:.4g} | {r['auction_solve_s']:.4g} | "
-            f"{r['ratio_default']:.2f} | {r['ratio_highs']:.2f} | "
-            f"{r['ratio_ortools']:.2f} | {r['gap']:.1e} | {r['bound_gap']:.1e} | {'yes' if r['proven_optimal'] else 'no'} |"
+            f"{r['ratio_default']:.2g} | {r['ratio_highs']:.2g} | "
+            f"{r['ratio_ortools']:.2g} | {r['gap']:.1e} | {r['bound_gap']:.1e} | {'yes' if r['proven_optimal'] else 'no'} |"
         )
     if public:
         lines += [
