@@ -146,3 +146,14 @@ def test_a_refused_policy_option_is_named_by_its_file_and_json_path(tmp_path, op
     option = next(iter(options))
     assert caught.value.source == str(path) and caught.value.path == f"$.policies[0].options.{option}"
     assert problem in caught.value.problem
+
+
+def test_list_policies_names_every_simulator_policy_with_its_options():
+    out = run_cli("simulate", "--list-policies")
+    assert out.returncode == 0, out.stderr
+    for name, option in (("market", 'price_rule="second"'), ("min_backlog", "fractional=false"),
+                         ("optimum", "time_limit=60.0"), ("replay", 'method="migration"')):
+        line = next(i for i, text in enumerate(out.stdout.splitlines()) if text.split()[:1] == [name])
+        assert option in out.stdout.splitlines()[line + 1]
+    refused = run_cli("simulate", "--list-policies", "--preset", "thesis-r1")
+    assert refused.returncode == 2 and "--list-policies takes no configuration" in refused.stderr

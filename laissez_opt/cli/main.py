@@ -197,6 +197,10 @@ def methods(method, as_json):
 
     if method is None:
         methods_table(METHODS, _console())
+        from ..simulate.policies import simulator_policies
+
+        names = ", ".join(row["name"] for row in simulator_policies())
+        click.echo(f"The simulator also runs {names}: laissez-opt simulate --list-policies")
     else:
         method_options_table(chosen[0], _console())
 

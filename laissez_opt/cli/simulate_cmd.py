@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 
 import click
 
@@ -19,6 +20,7 @@ def _positive(value, option: str):
 @click.argument("config", required=False, type=str)
 @click.option("--preset", default=None, help="A named configuration (see --list-presets) instead of CONFIG.")
 @click.option("--list-presets", is_flag=True, help="List the named configurations and exit.")
+@click.option("--list-policies", is_flag=True, help="List the policies beside the methods (market, min_backlog, ...) with their options, and exit.")
 @click.option("--policies", "policies_", default=None, help="Comma-separated policy labels or names (default: the configuration's).")
 @click.option("--rounds", type=int, default=None, help="Rounds to simulate (default: the configuration's).")
 @click.option("--seeds", type=int, default=None, help="Run seeds 0..K-1 (default: the configuration's).")
@@ -31,13 +33,18 @@ def _positive(value, option: str):
 @click.option("--store", type=click.Path(file_okay=False, path_type=str), default=None, help="Run store directory (default: OUTPUT/runs); finished runs are reused.")
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
 @click.option("--param", "-p", "policy_params", multiple=True, help="A policy option POLICY.KEY=VALUE (repeatable), e.g. -p mtf.tokens=400.")
-def simulate_command(config, preset, list_presets, policies_, rounds, seeds, workers, executor, scheduler, out, store, no_plots, policy_params):
+def simulate_command(config, preset, list_presets, list_policies, policies_, rounds, seeds, workers, executor, scheduler, out, store, no_plots, policy_params):
     """Simulate the policies of CONFIG (or --preset) over rounds with queues, arrivals and deadlines."""
     import os
     from pathlib import Path
 
     from ..simulate import PRESETS, simulate
 
+    if list_policies:
+        if config or preset:
+            raise InputError("--list-policies takes no configuration", path="--list-policies")
+        _list_policies()
+        return
     if list_presets:
         if config or preset:
             raise InputError("--list-presets takes no configuration", path="--list-presets")
@@ -64,3 +71,17 @@ def simulate_command(config, preset, list_presets, policies_, rounds, seeds, wor
 
     click.echo(market_text(result), nl=False)  # empty unless a market ran: its price path and events
     click.echo(f"{result.computed} tasks computed, {result.reused} reused; wrote {len(written)} files to {out}", err=True)
+
+
+def _list_policies() -> None:
+    from ..simulate.policies import registered_policies, simulator_policies
+
+    rows = simulator_policies()
+    width = max(len(row["name"]) for row in rows)
+    click.echo("Every method of `laissez-opt methods` is a policy too; besides them the simulator runs:")
+    for row in rows:
+        options = ", ".join(f"{name}={json.dumps(value)}" for name, value in row["options"].items())
+        click.echo(f"  {row['name']:<{width}}  {row['summary']}")
+        click.echo(f"  {'':<{width}}  options: {options or 'none'}")
+    for name, kind in registered_policies().items():
+        click.echo(f"  {name:<{width}}  registered in this process ({kind})")

@@ -107,6 +107,7 @@ class MinBacklogPolicy(Policy):
     """:func:`solve_min_backlog` on every round's view."""
 
     name = "min_backlog"
+    summary = "each round the allocation of least weighted backlog after service (thesis 002, section 2.2.3)"
     needs_verification = False
 
     def __init__(self, fractional: bool = False, solver: str = "highs", time_limit: float | None = None,

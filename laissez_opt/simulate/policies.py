@@ -65,6 +65,7 @@ __all__ = [
     "registered_policies",
     "resolve",
     "policy_names",
+    "simulator_policies",
 ]
 
 
@@ -120,6 +121,8 @@ class Policy:
     """Interface of a policy: ``start``, then ``decide`` every round, ``observe`` its outcome, ``finish``."""
 
     name = "policy"
+    #: One line on what the policy does (``laissez-opt simulate --list-policies``).
+    summary = ""
     #: Whether the engine verifies the decisions (methods are verified by ``lo.solve``).
     needs_verification = True
 
@@ -288,6 +291,22 @@ def policy_names() -> list[str]:
     True
     """
     return sorted(set(METHODS) | set(_builtins()) | set(_USER))
+
+
+def simulator_policies() -> list[dict]:
+    """The policies only the simulator runs, beside every method: name, summary and options with defaults.
+
+    >>> [p["name"] for p in simulator_policies()]
+    ['market', 'min_backlog', 'optimum', 'replay']
+    >>> next(p for p in simulator_policies() if p["name"] == "optimum")["options"]
+    {'objective': 'cost', 'time_limit': 60.0}
+    """
+    rows = []
+    for name, cls in sorted(_builtins().items()):
+        options = {p.name: p.default for p in inspect.signature(cls.__init__).parameters.values()
+                   if p.name != "self" and p.kind is p.POSITIONAL_OR_KEYWORD}
+        rows.append({"name": name, "summary": cls.summary, "options": options})
+    return rows
 
 
 def register_policy(name: str, policy, *, replace: bool = False) -> None:

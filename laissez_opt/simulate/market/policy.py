@@ -44,6 +44,7 @@ class MarketPolicy(Policy):
     """The exchange as a round-engine policy (see the module docstring)."""
 
     name = "market"
+    summary = "the LaissezCloud exchange: tenant agents bid for devices on a tick clock, cleared by price_rule"
     needs_verification = True
 
     def __init__(self, price_rule: str = "second", checkpoint_ticks=1, timeout_ticks: int | None = None,

@@ -37,6 +37,7 @@ class ReplayPolicy(Policy):
     """Solve ``method`` once on the base instance and follow its schedule (see the module docstring)."""
 
     name = "replay"
+    summary = "solve `method` once on the whole horizon and follow its schedule"
     needs_verification = True
 
     def __init__(self, method: str = "migration", objective: str = "cost", time_limit: float | None = 60.0):
@@ -86,6 +87,7 @@ class OptimumPolicy(ReplayPolicy):
     """``replay`` of the offline ``migration`` optimum."""
 
     name = "optimum"
+    summary = "replay of the offline migration optimum (the hindsight reference)"
 
     def __init__(self, objective: str = "cost", time_limit: float | None = 60.0):
         super().__init__("migration", objective, time_limit)
