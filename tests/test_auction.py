@@ -357,3 +357,94 @@ def test_benchmark_script_quick_run(tmp_path):
     assert report["end_to_end"][1]["proven_optimal"] and report["end_to_end"][1]["gap"] == 0.0
     assert "| 30 | 60 | float |" in (out / "auction_scaling.md").read_text()
     assert sorted(p.name for p in out.iterdir()) == ["auction_scaling.json", "auction_scaling.md"]
+
+
+# ----------------------------------------------------------------------------- time limits
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(1, 6), st.booleans())
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_phase_by_phase_is_the_whole_schedule(seed, n, m, integer):
+    # The time-limited route runs one eps phase per call on a carried state: the same auction.
+    rng = np.random.default_rng(seed)
+    vals = (rng.integers(0, 30, size=n * m) if integer else rng.random(n * m) * 30).astype(float)
+    counts = rng.integers(1, 4, size=m)
+    units = rng.integers(1, 4, size=n)
+    unit_ptr = np.concatenate([[0], np.cumsum(units)]).astype(np.int64)
+    unit_agent = np.repeat(np.arange(n, dtype=np.int64), units)
+    slot_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    row_ptr = np.arange(n + 1, dtype=np.int64) * m
+    col_vals = np.zeros(0) if slot_ptr[m] <= unit_agent.size else np.empty(n * m)
+    schedule = eps_schedule(float(vals.max()) or 1.0, 1.0 / (unit_agent.size + 1), 4.0)
+    args = (row_ptr, np.zeros(0, np.int64), vals, 1, m, np.zeros(m + 1, np.int64), np.zeros(0, np.int64), col_vals,
+            unit_ptr, unit_agent, slot_ptr)
+    whole = kernel.forward_reverse_auction(*args, schedule)
+    state = kernel.start_auction(unit_agent, slot_ptr, m)
+    for k in range(schedule.size):
+        kernel.auction_phases(*args, schedule[k:k + 1], *state)
+    unit_slot, slot_pool, pool_price, stats = state[4], state[2], state[3], state[6]
+    best = kernel.best_net_values(row_ptr, args[1], vals, 1, pool_price)
+    for a, b in zip(whole, (unit_slot, slot_pool, pool_price, best, stats)):
+        assert np.array_equal(a, b)
+
+
+def _deadline_after(monkeypatch, calls: int):
+    """``remaining()`` as the auction sees it (at each round's start and after each phase): time left for
+    ``calls`` calls, then none."""
+    import laissez_opt.heuristics.auction as auction_module
+
+    seen = {"n": 0}
+
+    def fake_remaining(time_limit=None):
+        seen["n"] += 1
+        return 1.0 if seen["n"] <= calls else 0.0
+
+    monkeypatch.setattr(auction_module, "remaining", fake_remaining)
+
+
+def _contested(rounds: int) -> Instance:
+    rng = np.random.default_rng(3)
+    agents = [Agent(f"a{i}") for i in range(12)]
+    pools = [Pool(f"p{c}", count=int(k)) for c, k in enumerate(rng.integers(1, 4, size=4))]
+    edges = [Edge(a.id, p.id, tuple(float(v) for v in rng.random(rounds) * 100)) for a in agents for p in pools]
+    return Instance(pools, agents, edges, rounds=rounds)
+
+
+def test_a_time_limit_between_phases_returns_the_allocation_with_its_bound(monkeypatch):
+    inst = _contested(1)
+    optimum = lo.solve(inst, "welfare").objective
+    _deadline_after(monkeypatch, 1)  # time is up after round 0's first phase
+    result = lo.solve(inst, "auction")
+    assert result.status == "time_limit" and result.verified
+    assert result.details["phases"] == [1]
+    assert "stopped after 1 of" in result.message
+    assert result.objective <= optimum + TOL <= result.bound + 2 * TOL
+
+
+def test_rounds_after_the_time_limit_are_left_empty_and_bounded(monkeypatch):
+    inst = _contested(3)
+    optimum = lo.solve(inst, "welfare").objective
+    full = lo.solve(inst, "auction")
+    _deadline_after(monkeypatch, 1 + full.details["phases"][0])  # round 0's start and each of its phases
+    result = lo.solve(inst, "auction")
+    assert result.status == "time_limit" and result.verified
+    assert result.details["rounds_not_run"] == [1, 2]
+    assert result.details["prices"][1:] == [None, None]
+    assert {rec["round"] for rec in result.allocation} == {0}
+    assert result.objective <= optimum + TOL <= result.bound + 2 * TOL
+
+
+def test_a_vast_pool_of_near_worthless_devices_beside_a_contested_one():
+    # Found by fuzzing: a million units of one heavy agent, two contested devices and a million
+    # devices worth 1e-294 each.  Every phase leaves about a million free priced devices to clean
+    # up; the reverse step used to scan the pool from its start after each one (10^12 steps).
+    inst = Instance(
+        [Pool("p0", count=2, base_price=0.5), Pool("p1", count=10**6, base_price=0.5), Pool("p2", count=2)],
+        [Agent("a1", weight=0.001), Agent("a2", weight=1e6), Agent("a3", weight=5.0, demand=2)],
+        [Edge("a1", "p2", 0.5), Edge("a2", "p0", 0.5), Edge("a2", "p1", 1e-300), Edge("a3", "p2", 0.5)],
+    )
+    result = lo.solve(inst, "auction", time_limit=120)
+    optimum = lo.solve(inst, "welfare").objective
+    assert result.status == "feasible" and result.verified
+    assert result.objective == pytest.approx(optimum, rel=1e-12)
+    assert result.bound >= optimum - TOL

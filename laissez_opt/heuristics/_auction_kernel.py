@@ -44,7 +44,8 @@ from ..jit import HAVE_NUMBA, jit as _jit
 
 
 __all__ = [
-    "HAVE_NUMBA", "forward_reverse_auction", "prepare", "count_live", "fill_live", "fill_dense",
+    "HAVE_NUMBA", "forward_reverse_auction", "start_auction", "auction_phases", "best_net_values", "prepare",
+    "count_live", "fill_live", "fill_dense",
     "locate_edges",
 ]
 
@@ -344,42 +345,49 @@ def _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, col_ready, uni
         in_work[c] = 0
         base = slot_ptr[c]
         end = slot_ptr[c + 1]
-        rescan = True
-        while rescan:
-            rescan = False
-            for pos in range(base, end):
-                if slot_owner[pos] != UNASSIGNED or slot_price[pos] <= 0.0:
-                    continue
-                # The device at ``pos`` is free but priced: find the unit to which it is worth most
-                # relative to what the unit holds now.
-                t1, t2, u1, a1 = _best_unit(c, vals, dense, transposed, single, m, col_ptr, col_rows, col_vals,
-                                            col_ready, unit_ptr, unit_profit, held)
-                steps += 1
-                if t1 <= eps:
-                    # Nobody gains more than eps from it even at price 0: it stays free at price 0.
-                    slot_price[pos] = 0.0
-                else:
-                    new_price = t2 - eps
-                    if new_price < 0.0:
-                        new_price = 0.0
-                    old = unit_slot[u1]
-                    if old == STAY_OUT:
-                        held[unit_agent[u1]] += 1
-                    if old >= 0:
-                        slot_owner[old] = UNASSIGNED
-                        c_old = slot_pool[old]
-                        if slot_price[old] > 0.0 and c_old != c and in_work[c_old] == 0:
+        # The free priced devices are taken lowest heap position first.  After one is handled,
+        # the positions up to it hold devices already seen (the sift path moves only those), so
+        # the scan goes on from the next position; it starts over only when a device of this
+        # same pool was freed (it may sit anywhere).  Linear per pass, where starting over after
+        # every device made a pool of k free priced devices cost k^2.
+        pos = base
+        while pos < end:
+            if slot_owner[pos] != UNASSIGNED or slot_price[pos] <= 0.0:
+                pos += 1
+                continue
+            # The device at ``pos`` is free but priced: find the unit to which it is worth most
+            # relative to what the unit holds now.
+            t1, t2, u1, a1 = _best_unit(c, vals, dense, transposed, single, m, col_ptr, col_rows, col_vals,
+                                        col_ready, unit_ptr, unit_profit, held)
+            steps += 1
+            start_over = False
+            if t1 <= eps:
+                # Nobody gains more than eps from it even at price 0: it stays free at price 0.
+                slot_price[pos] = 0.0
+            else:
+                new_price = t2 - eps
+                if new_price < 0.0:
+                    new_price = 0.0
+                old = unit_slot[u1]
+                if old == STAY_OUT:
+                    held[unit_agent[u1]] += 1
+                if old >= 0:
+                    slot_owner[old] = UNASSIGNED
+                    c_old = slot_pool[old]
+                    if slot_price[old] > 0.0:
+                        if c_old == c:
+                            start_over = True
+                        elif in_work[c_old] == 0:
                             work[top] = c_old
                             in_work[c_old] = 1
                             top += 1
-                    slot_price[pos] = new_price
-                    slot_owner[pos] = u1
-                    unit_slot[u1] = pos
-                    unit_profit[u1] = a1 - new_price
-                _sift_up(pos, base, slot_price, slot_owner, unit_slot)
-                pool_price[c] = slot_price[base]
-                rescan = True
-                break
+                slot_price[pos] = new_price
+                slot_owner[pos] = u1
+                unit_slot[u1] = pos
+                unit_profit[u1] = a1 - new_price
+            _sift_up(pos, base, slot_price, slot_owner, unit_slot)
+            pool_price[c] = slot_price[base]
+            pos = base if start_over else pos + 1
     return steps
 
 
@@ -416,24 +424,14 @@ def prepare(row_ptr, cols, vals, dense, counts):
 
 
 @_jit
-def forward_reverse_auction(row_ptr, cols, vals, dense, m, col_ptr, col_rows, col_vals,
-                            unit_ptr, unit_agent, slot_ptr, eps_schedule):
-    """Run the epsilon schedule; returns ``(unit_slot, slot_pool, pool_price, best_net, stats)``.
+def start_auction(unit_agent, slot_ptr, m):
+    """The state of an auction before its first phase: every device free at price 0.
 
-    ``unit_slot[u]`` is the slot (device) held by unit ``u``, or ``-2`` for stay-out;
-    ``slot_pool`` maps a slot to its pool; ``pool_price[c]`` is the price of the pool's
-    cheapest device; ``best_net[i] = max(0, max_c a_ic - pool_price[c])`` (the dual's
-    person prices); ``stats`` = ``[bids, reverse steps, phases]``.  With dense values and
-    more devices than units, the reverse step reads a transposed copy of the columns it
-    scans, made here eight columns at a time on first use.
+    Returns ``(slot_price, slot_owner, slot_pool, pool_price, unit_slot, unit_profit, stats,
+    col_ready)``, the arrays :func:`auction_phases` carries from one phase to the next.
     """
     n_units = unit_agent.shape[0]
     n_slots = slot_ptr[m]
-    single = n_units == unit_ptr.shape[0] - 1
-    for i in range(unit_ptr.shape[0] - 1):
-        if unit_ptr[i + 1] - unit_ptr[i] != 1:
-            single = False
-            break
     slot_price = np.zeros(n_slots)
     slot_owner = np.full(n_slots, UNASSIGNED, np.int64)
     slot_pool = np.empty(n_slots, np.int64)
@@ -443,15 +441,31 @@ def forward_reverse_auction(row_ptr, cols, vals, dense, m, col_ptr, col_rows, co
     pool_price = np.zeros(m)
     unit_slot = np.full(n_units, UNASSIGNED, np.int64)
     unit_profit = np.zeros(n_units)
+    stats = np.zeros(3, np.int64)
+    col_ready = np.zeros(m // 8 + 1, np.int8)
+    return slot_price, slot_owner, slot_pool, pool_price, unit_slot, unit_profit, stats, col_ready
+
+
+@_jit
+def auction_phases(row_ptr, cols, vals, dense, m, col_ptr, col_rows, col_vals, unit_ptr, unit_agent, slot_ptr,
+                   eps_schedule, slot_price, slot_owner, slot_pool, pool_price, unit_slot, unit_profit, stats,
+                   col_ready):
+    """Run the phases ``eps_schedule`` on the state of :func:`start_auction` (changed in place).
+
+    After each phase the assignment keeps eps-complementary slackness for that phase's eps,
+    so a caller may stop between phases (a time limit) with an allocation and its bound.
+    ``stats`` adds up ``[bids, reverse steps, phases]``.
+    """
+    n_units = unit_agent.shape[0]
+    single = n_units == unit_ptr.shape[0] - 1
+    for i in range(unit_ptr.shape[0] - 1):
+        if unit_ptr[i + 1] - unit_ptr[i] != 1:
+            single = False
+            break
     queue = np.empty(max(n_units, 1), np.int64)
     work = np.empty(max(m, 1), np.int64)
     in_work = np.zeros(max(m, 1), np.int64)
-    stats = np.zeros(3, np.int64)
-    n_rows = row_ptr.shape[0] - 1
-    col_ready = np.zeros(m // 8 + 1, np.int8)
     held = np.zeros(unit_ptr.shape[0] - 1, np.int64)
-    if dense == 1 and col_vals.shape[0] == 0 and n_slots > n_units:
-        col_vals = np.empty(n_rows * m)  # filled lazily, one column at its first reverse step
     for phase in range(eps_schedule.shape[0]):
         eps = eps_schedule[phase]
         stats[0] += _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_owner,
@@ -460,6 +474,12 @@ def forward_reverse_auction(row_ptr, cols, vals, dense, m, col_ptr, col_rows, co
                                      slot_ptr, slot_pool, slot_price, slot_owner, pool_price, unit_slot,
                                      unit_profit, eps, work, in_work, single, held)
         stats[2] += 1
+
+
+@_jit
+def best_net_values(row_ptr, cols, vals, dense, pool_price):
+    """``best_net[i] = max(0, max_c a_ic - pool_price[c])``: the dual's person prices."""
+    n_rows = row_ptr.shape[0] - 1
     best_net = np.zeros(n_rows)
     for i in range(n_rows):
         start = row_ptr[i]
@@ -470,7 +490,30 @@ def forward_reverse_auction(row_ptr, cols, vals, dense, m, col_ptr, col_rows, co
             if net > best:
                 best = net
         best_net[i] = best
-    return unit_slot, slot_pool, pool_price, best_net, stats
+    return best_net
+
+
+@_jit
+def forward_reverse_auction(row_ptr, cols, vals, dense, m, col_ptr, col_rows, col_vals,
+                            unit_ptr, unit_agent, slot_ptr, eps_schedule):
+    """Run the epsilon schedule; returns ``(unit_slot, slot_pool, pool_price, best_net, stats)``.
+
+    ``unit_slot[u]`` is the slot (device) held by unit ``u``, or ``-2`` for stay-out;
+    ``slot_pool`` maps a slot to its pool; ``pool_price[c]`` is the price of the pool's
+    cheapest device; ``best_net[i] = max(0, max_c a_ic - pool_price[c])`` (the dual's
+    person prices); ``stats`` = ``[bids, reverse steps, phases]``.  With dense values and
+    more devices than units, the reverse step reads a transposed copy of the columns it
+    scans, made here eight columns at a time on first use.  The phases one call at a time:
+    :func:`start_auction`, :func:`auction_phases`, :func:`best_net_values`.
+    """
+    slot_price, slot_owner, slot_pool, pool_price, unit_slot, unit_profit, stats, col_ready = start_auction(
+        unit_agent, slot_ptr, m)
+    if dense == 1 and col_vals.shape[0] == 0 and slot_ptr[m] > unit_agent.shape[0]:
+        col_vals = np.empty((row_ptr.shape[0] - 1) * m)  # filled lazily, one column at its first reverse step
+    auction_phases(row_ptr, cols, vals, dense, m, col_ptr, col_rows, col_vals, unit_ptr, unit_agent, slot_ptr,
+                   eps_schedule, slot_price, slot_owner, slot_pool, pool_price, unit_slot, unit_profit, stats,
+                   col_ready)
+    return unit_slot, slot_pool, pool_price, best_net_values(row_ptr, cols, vals, dense, pool_price), stats
 
 
 @_jit

@@ -105,7 +105,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..limits import check_deadline
+from ..limits import check_deadline, remaining
 from ..method_spec import Method, Option
 from ._baseline_common import heuristic_size
 from ..modeling.solution import relative_gap
@@ -146,6 +146,8 @@ class AuctionOutcome:
     reverse_steps: int
     solve_s: float = 0.0
     load_s: float = 0.0
+    #: Phases left out because the time limit passed (the schedule was cut after ``phases``).
+    phases_cut: int = 0
 
 
 def eps_schedule(max_value: float, eps_final: float, factor: float = DEFAULT_FACTOR) -> np.ndarray:
@@ -185,9 +187,12 @@ def _kernel():
         tiny = np.array([1.0])
         one = np.array([0, 1], np.int64)
         kernel.prepare(one, np.zeros(0, np.int64), tiny, 1, np.ones(1, np.int64))
-        kernel.forward_reverse_auction(one, np.zeros(0, np.int64), tiny, 1, 1, np.zeros(2, np.int64),
-                                       np.zeros(0, np.int64), np.zeros(0), one, np.zeros(1, np.int64), one,
-                                       np.array([0.5]))
+        args = (one, np.zeros(0, np.int64), tiny, 1, 1, np.zeros(2, np.int64), np.zeros(0, np.int64), np.zeros(0),
+                one, np.zeros(1, np.int64), one)
+        kernel.forward_reverse_auction(*args, np.array([0.5]))
+        state = kernel.start_auction(args[9], one, 1)
+        kernel.auction_phases(*args, np.array([0.5]), *state)
+        kernel.best_net_values(one, args[1], tiny, 1, state[3])
         zero, ones = np.zeros(1, np.int64), np.ones(1, np.bool_)
         edges_in_order(zero, zero, 1)
         for weighted in (0, 1):
@@ -258,9 +263,21 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor,
         col_ptr = np.zeros(m + 1, np.int64)
         np.cumsum(np.bincount(cols_arg, minlength=m), out=col_ptr[1:])
     t0 = time.perf_counter()
-    unit_slot, slot_pool, pool_price, best, stats = kernel.forward_reverse_auction(
-        row_ptr, cols_arg, vals, dense_flag, m, col_ptr, col_rows, col_vals, unit_ptr, unit_agent, slot_ptr, schedule,
-    )
+    (slot_price, slot_owner, slot_pool, pool_price, unit_slot, unit_profit, stats,
+     col_ready) = kernel.start_auction(unit_agent, slot_ptr, m)
+    # One phase per call: between phases the assignment keeps eps-complementary slackness, so a
+    # time limit that passes stops the schedule there with an allocation and its bound.
+    done = 0
+    while done < schedule.shape[0]:
+        kernel.auction_phases(row_ptr, cols_arg, vals, dense_flag, m, col_ptr, col_rows, col_vals, unit_ptr,
+                              unit_agent, slot_ptr, schedule[done:done + 1], slot_price, slot_owner, slot_pool,
+                              pool_price, unit_slot, unit_profit, stats, col_ready)
+        done += 1
+        left = remaining()
+        if left is not None and left <= 0:
+            break
+    best = kernel.best_net_values(row_ptr, cols_arg, vals, dense_flag, pool_price)
+    schedule, cut = schedule[:done], int(schedule.shape[0] - done)
     solve_s = time.perf_counter() - t0
     held = unit_slot >= 0
     keys, amounts = np.unique(unit_agent[held] * m + slot_pool[unit_slot[held]], return_counts=True)
@@ -282,7 +299,7 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor,
     bound = welfare if proven else max(welfare, min(dual, welfare + guarantee))
     return AuctionOutcome(
         pairs, pool_price.copy(), welfare, dual, bound, float(schedule[-1]), persons, guarantee, proven, integral,
-        int(stats[2]), int(stats[0]), int(stats[1]), solve_s, load_s,
+        int(stats[2]), int(stats[0]), int(stats[1]), solve_s, load_s, cut,
     )
 
 
@@ -350,9 +367,15 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
     pool_ids = [p.id for p in instance.pools]
     prices, per_round, touched = [], [], []
     solve_s = load_s = 0.0
+    skipped = []  # rounds the time limit left out: no devices, bounded by what the agents could get
     for r in range(rounds):
-        check_deadline(f"in round {r} of {instance.rounds}")
         present = (arrival <= r) & (r <= deadline)
+        left = remaining()
+        if r > 0 and left is not None and left <= 0:
+            skipped.append((r, _round_upper_bound(instance, r, present, demands)))
+            prices.append(None)  # not run: no equilibrium prices
+            continue
+        check_deadline(f"in round {r} of {instance.rounds}")
         if in_order:
             out, edges = _compressed_round(kernel, instance, r, present, unit_weights, edge_start, demands,
                                            eps=eps, tol=tol, factor=factor)
@@ -368,14 +391,24 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
         per_round.append(out)
     utilities = touched_utilities(instance, amounts, touched)
     objective = float(instance.weights @ utilities)
-    proven = all(o.proven_optimal for o in per_round)
-    slack = sum(o.bound - o.welfare for o in per_round)
+    proven = all(o.proven_optimal for o in per_round) and not skipped
+    slack = sum(o.bound - o.welfare for o in per_round) + sum(b for _, b in skipped)
     bound = objective + slack
     elapsed = time.perf_counter() - t0
+    cut = [(r, o) for r, o in enumerate(per_round) if o.phases_cut]
+    message = ""
+    if cut or skipped:
+        parts = [f"round {r}: stopped after {o.phases} of {o.phases + o.phases_cut} eps phases (eps {o.eps_final:.3g})"
+                 for r, o in cut]
+        if skipped:
+            parts.append(f"rounds {skipped[0][0]}..{skipped[-1][0]} not run (no devices; bounded by each agent's "
+                         "best value times the devices it could use)")
+        message = "time limit: " + "; ".join(parts) + "; the allocation keeps its certified bound"
     return Result(
         instance=instance.name,
         method="auction",
-        status="feasible",
+        status="time_limit" if cut or skipped else "feasible",
+        message=message,
         solver="numba" if _have_numba() else "python",
         objective=objective,
         bound=bound,
@@ -398,6 +431,7 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
             "phases": [o.phases for o in per_round],
             "bids": int(sum(o.bids for o in per_round)),
             "reverse_steps": int(sum(o.reverse_steps for o in per_round)),
+            **({"rounds_not_run": [r for r, _ in skipped]} if skipped else {}),
         },
         amounts=amounts,
     )
@@ -463,6 +497,18 @@ def _shuffled_round(instance: Instance, weighted: np.ndarray, present: np.ndarra
     vals = np.ascontiguousarray(weighted[chosen])
     return _run(row_ptr, instance.edge_pool[chosen], vals, False, n, m, instance.counts, demands, eps=eps, tol=tol,
                 factor=factor)
+
+
+def _round_upper_bound(instance: Instance, r: int, present: np.ndarray, demands: np.ndarray) -> float:
+    """An upper bound on round ``r``'s welfare: each present agent's best value ``w_i u`` times the
+    devices it could use, ``min(d_i, devices on its edges of positive value)``."""
+    values = instance.weights[instance.edge_agent] * instance.edge_utility[:, r]
+    live = (values > 0) & present[instance.edge_agent]
+    best = np.zeros(instance.n_agents)
+    np.maximum.at(best, instance.edge_agent[live], values[live])
+    reach = np.bincount(instance.edge_agent[live], weights=instance.counts[instance.edge_pool[live]].astype(float),
+                        minlength=instance.n_agents)
+    return float(np.minimum(reach, demands) @ best)
 
 
 def _have_numba() -> bool:
