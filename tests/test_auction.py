@@ -448,3 +448,21 @@ def test_a_vast_pool_of_near_worthless_devices_beside_a_contested_one():
     assert result.status == "feasible" and result.verified
     assert result.objective == pytest.approx(optimum, rel=1e-12)
     assert result.bound >= optimum - TOL
+
+
+def test_a_heavy_agent_holding_most_of_a_vast_pool():
+    # Found by fuzzing: an agent's ten thousand units hold most of a pool and keep moving to its
+    # cheaper devices; each reverse step used to scan all of the agent's units and to start the
+    # pool's scan over.  The agent's units now sit in a heap on their profits.
+    n = 10_000
+    inst = Instance(
+        [Pool("p0", count=5), Pool("p1", count=n)],
+        [Agent("a0", weight=0.001, demand=n), Agent("a1", weight=5.0, demand=n), Agent("a2", weight=0.001, demand=3)],
+        [Edge("a0", "p1", 1e6), Edge("a1", "p0", 1.0), Edge("a1", "p1", 1e-12), Edge("a2", "p0", 1.0),
+         Edge("a2", "p1", 1e-300)],
+    )
+    result = lo.solve(inst, "auction", time_limit=120)
+    optimum = lo.solve(inst, "welfare").objective
+    assert result.status == "feasible" and result.verified
+    assert result.objective == pytest.approx(optimum, rel=1e-12)
+    assert result.bound >= optimum - TOL

@@ -102,6 +102,23 @@ def _sift_up(pos, base, price, owner, unit_slot):
     owner[base + h] = o
     if o >= 0:
         unit_slot[o] = base + h
+    return base + h
+
+
+@_jit
+def _after_sift_up(slot, pos, final, base):
+    """Where the device at ``slot`` sits after :func:`_sift_up` took the device at ``pos`` to ``final``.
+
+    The sift moves each device on the path from ``final`` down to ``pos``'s parent one level
+    down, to its child on that path; the others stay.
+    """
+    h = pos - base
+    while base + h != final:
+        child = h
+        h = (h - 1) // 2
+        if base + h == slot:
+            return base + child
+    return slot
 
 
 @_jit
@@ -248,14 +265,62 @@ def _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_
 
 
 @_jit
+def _unit_before(u, v, unit_profit):
+    """Unit ``u`` comes before ``v`` in its agent's heap: smaller profit, then smaller index."""
+    return unit_profit[u] < unit_profit[v] or (unit_profit[u] == unit_profit[v] and u < v)
+
+
+@_jit
+def _unit_sift(pos, base, size, heap, where, unit_profit):
+    """Restore agent heap ``heap[base:base+size]`` after the profit of the unit at ``pos`` changed."""
+    h = pos - base
+    u = heap[pos]
+    while h > 0:
+        parent = (h - 1) // 2
+        v = heap[base + parent]
+        if not _unit_before(u, v, unit_profit):
+            break
+        heap[base + h] = v
+        where[v] = base + h
+        h = parent
+    heap[base + h] = u
+    where[u] = base + h
+    _unit_sift_down(base + h, base, size, heap, where, unit_profit)
+
+
+@_jit
+def _unit_sift_down(pos, base, size, heap, where, unit_profit):
+    """Move the unit at ``pos`` down agent heap ``heap[base:base+size]`` to its place."""
+    h = pos - base
+    u = heap[pos]
+    while True:
+        child = 2 * h + 1
+        if child >= size:
+            break
+        if child + 1 < size and _unit_before(heap[base + child + 1], heap[base + child], unit_profit):
+            child += 1
+        v = heap[base + child]
+        if not _unit_before(v, u, unit_profit):
+            break
+        heap[base + h] = v
+        where[v] = base + h
+        h = child
+    heap[base + h] = u
+    where[u] = base + h
+
+
+@_jit
 def _best_unit(c, vals, dense, transposed, single, m, col_ptr, col_rows, col_vals, col_ready, unit_ptr, unit_profit,
-               held):
+               held, heap):
     """Best and second-best ``a_ic - profit_u`` over the units ``u`` of the agents ``i`` of pool ``c``.
 
     Returns ``(t1, t2, u1, a1)``: the best unit ``u1`` and its value ``a1`` for pool ``c``.
     ``single``: every agent owns exactly one unit (unit ``i`` is agent ``i``).  Otherwise
     agent ``i``'s units ``unit_ptr[i] .. + held[i] - 1`` hold devices and the rest stay out
-    (all alike, net value 0): two of those stand for all of them.
+    (all alike, net value 0): two of those stand for all of them.  Of the holding units only
+    the two first of the agent's heap (``heap``, smallest profit first) can be best or second
+    best, as all of the agent's units see the same value ``a_ic``; the candidates are taken in
+    unit order, so ties go to the smaller unit as a scan of every unit would give.
     """
     t1 = -np.inf
     t2 = -np.inf
@@ -291,8 +356,22 @@ def _best_unit(c, vals, dense, transposed, single, m, col_ptr, col_rows, col_val
             i = col_rows[k]
             a = col_vals[k]
         first = unit_ptr[i]
-        last = min(first + held[i] + 2, unit_ptr[i + 1])
-        for u in range(first, last):
+        h = held[i]
+        # Up to four candidates: the heap's first unit, the better of its two children, and the
+        # first two units staying out; in unit order.
+        c0 = heap[first] if h >= 1 else -1
+        c1 = -1
+        if h >= 2:
+            c1 = heap[first + 1]
+            if h >= 3 and _unit_before(heap[first + 2], c1, unit_profit):
+                c1 = heap[first + 2]
+        s0 = first + h if first + h < unit_ptr[i + 1] else -1
+        s1 = first + h + 1 if first + h + 1 < unit_ptr[i + 1] else -1
+        if c1 >= 0 and c1 < c0:
+            c0, c1 = c1, c0
+        for u in (c0, c1, s0, s1):
+            if u < 0:
+                continue
             t = a - unit_profit[u]
             if t > t2:
                 if t > t1:
@@ -308,7 +387,7 @@ def _best_unit(c, vals, dense, transposed, single, m, col_ptr, col_rows, col_val
 @_jit
 def _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, col_ready, unit_ptr, unit_agent, slot_ptr,
                      slot_pool, slot_price, slot_owner, pool_price, unit_slot, unit_profit, eps, work, in_work,
-                     single, held):
+                     single, held, heap, where):
     """Lower every unassigned device's price to 0, or hand the device to the unit gaining most.
 
     Keeps eps-complementary slackness; returns the number of reverse steps.
@@ -330,6 +409,14 @@ def _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, col_ready, uni
                     unit_profit[u] = 0.0
                 w += 1
         held[i] = w - unit_ptr[i]
+        # The holding units as a heap on (profit, unit): a reverse step reads its two first units
+        # instead of scanning all of them (an agent may hold a million devices).
+        first = unit_ptr[i]
+        for u in range(first, w):
+            heap[u] = u
+            where[u] = u
+        for k in range((w - first) // 2 - 1, -1, -1):
+            _unit_sift_down(first + k, first, w - first, heap, where, unit_profit)
     # Dense values may come with a transposed store (``col_vals``, pools x agents, filled eight
     # columns at a time as ``col_ready`` records) for this scan.
     transposed = dense == 1 and col_vals.shape[0] > 0
@@ -346,48 +433,65 @@ def _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, col_ready, uni
         base = slot_ptr[c]
         end = slot_ptr[c + 1]
         # The free priced devices are taken lowest heap position first.  After one is handled,
-        # the positions up to it hold devices already seen (the sift path moves only those), so
-        # the scan goes on from the next position; it starts over only when a device of this
-        # same pool was freed (it may sit anywhere).  Linear per pass, where starting over after
-        # every device made a pool of k free priced devices cost k^2.
+        # the positions up to it hold devices already seen (a sift moves devices only down the
+        # path to it, the handled one up), so the scan goes on from the next position.  A device
+        # of this same pool that a step frees is handled next (``chain``, found again after the
+        # sift), then the scan goes on.  Linear per pass, where starting over after every device
+        # made a pool of k free priced devices cost k^2.
         pos = base
-        while pos < end:
-            if slot_owner[pos] != UNASSIGNED or slot_price[pos] <= 0.0:
-                pos += 1
-                continue
-            # The device at ``pos`` is free but priced: find the unit to which it is worth most
+        chain = -1
+        while True:
+            if chain >= 0:
+                q = chain
+                chain = -1
+            else:
+                while pos < end and (slot_owner[pos] != UNASSIGNED or slot_price[pos] <= 0.0):
+                    pos += 1
+                if pos >= end:
+                    break
+                q = pos
+            # The device at ``q`` is free but priced: find the unit to which it is worth most
             # relative to what the unit holds now.
             t1, t2, u1, a1 = _best_unit(c, vals, dense, transposed, single, m, col_ptr, col_rows, col_vals,
-                                        col_ready, unit_ptr, unit_profit, held)
+                                        col_ready, unit_ptr, unit_profit, held, heap)
             steps += 1
-            start_over = False
+            freed = -1
             if t1 <= eps:
                 # Nobody gains more than eps from it even at price 0: it stays free at price 0.
-                slot_price[pos] = 0.0
+                slot_price[q] = 0.0
             else:
                 new_price = t2 - eps
                 if new_price < 0.0:
                     new_price = 0.0
                 old = unit_slot[u1]
+                agent = unit_agent[u1]
                 if old == STAY_OUT:
-                    held[unit_agent[u1]] += 1
+                    held[agent] += 1
                 if old >= 0:
                     slot_owner[old] = UNASSIGNED
                     c_old = slot_pool[old]
                     if slot_price[old] > 0.0:
                         if c_old == c:
-                            start_over = True
+                            freed = old
                         elif in_work[c_old] == 0:
                             work[top] = c_old
                             in_work[c_old] = 1
                             top += 1
-                slot_price[pos] = new_price
-                slot_owner[pos] = u1
-                unit_slot[u1] = pos
+                slot_price[q] = new_price
+                slot_owner[q] = u1
+                unit_slot[u1] = q
                 unit_profit[u1] = a1 - new_price
-            _sift_up(pos, base, slot_price, slot_owner, unit_slot)
+                first = unit_ptr[agent]
+                if old == STAY_OUT:  # u1 is the first unit staying out: it joins the heap at its end
+                    heap[first + held[agent] - 1] = u1
+                    where[u1] = first + held[agent] - 1
+                _unit_sift(where[u1], first, held[agent], heap, where, unit_profit)
+            final = _sift_up(q, base, slot_price, slot_owner, unit_slot)
             pool_price[c] = slot_price[base]
-            pos = base if start_over else pos + 1
+            if freed >= 0:
+                chain = _after_sift_up(freed, q, final, base)
+            if q == pos:
+                pos += 1
     return steps
 
 
@@ -466,13 +570,15 @@ def auction_phases(row_ptr, cols, vals, dense, m, col_ptr, col_rows, col_vals, u
     work = np.empty(max(m, 1), np.int64)
     in_work = np.zeros(max(m, 1), np.int64)
     held = np.zeros(unit_ptr.shape[0] - 1, np.int64)
+    heap = np.empty(max(n_units, 1), np.int64)
+    where = np.empty(max(n_units, 1), np.int64)
     for phase in range(eps_schedule.shape[0]):
         eps = eps_schedule[phase]
         stats[0] += _forward(row_ptr, cols, vals, dense, unit_agent, slot_ptr, slot_price, slot_owner,
                              pool_price, unit_slot, unit_profit, queue, eps)
         stats[1] += _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, col_ready, unit_ptr, unit_agent,
                                      slot_ptr, slot_pool, slot_price, slot_owner, pool_price, unit_slot,
-                                     unit_profit, eps, work, in_work, single, held)
+                                     unit_profit, eps, work, in_work, single, held, heap, where)
         stats[2] += 1
 
 
