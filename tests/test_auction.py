@@ -466,3 +466,26 @@ def test_a_heavy_agent_holding_most_of_a_vast_pool():
     assert result.status == "feasible" and result.verified
     assert result.objective == pytest.approx(optimum, rel=1e-12)
     assert result.bound >= optimum - TOL
+
+
+def test_a_billion_devices_for_three_units_take_a_few_slots():
+    # At most P_c devices of a pool are ever held, so the auction keeps min(k_c, P_c + 1) slots:
+    # one stays free at price 0, the pool's price is 0, and the guarantee holds for the whole pool.
+    inst = Instance([Pool("P", count=10**9), Pool("Q", count=2)],
+                    [Agent("A", demand=1), Agent("B", demand=2)],
+                    [Edge("A", "P", 1.0), Edge("B", "P", 2.0), Edge("B", "Q", 3.0)])
+    assert lo.estimate(inst, "auction").dense_bytes < 10**5
+    result = lo.solve(inst, "auction")
+    assert result.verified and result.details["proven_optimal"]
+    assert result.objective == lo.solve(inst, "welfare").objective == 7.0
+    assert result.details["prices"][0]["P"] == 0.0
+
+
+@given(small_instances(max_count=6, demands=(1, 2)))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_slots_capped_at_the_bidders_keep_the_guarantee(inst):
+    # Pools with more devices than units that may bid for them hold min(k_c, P_c + 1) slots.
+    result = lo.solve(inst, "auction")
+    optimum = lo.solve(inst, "welfare").objective
+    assert result.objective <= optimum + TOL * max(1.0, optimum)
+    assert result.bound >= optimum - TOL * max(1.0, optimum)

@@ -45,6 +45,7 @@ from ..jit import HAVE_NUMBA, jit as _jit
 
 __all__ = [
     "HAVE_NUMBA", "forward_reverse_auction", "start_auction", "auction_phases", "best_net_values", "prepare",
+    "pool_demand",
     "count_live", "fill_live", "fill_dense",
     "locate_edges",
 ]
@@ -493,6 +494,20 @@ def _reverse_cleanup(vals, dense, m, col_ptr, col_rows, col_vals, col_ready, uni
             if q == pos:
                 pos += 1
     return steps
+
+
+@_jit
+def pool_demand(row_ptr, cols, vals, dense, m, units):
+    """``P_c = sum_i units_i [a_ic > 0]``: the units that may bid for pool ``c``."""
+    demand = np.zeros(m, np.int64)
+    for i in range(row_ptr.shape[0] - 1):
+        if units[i] == 0:
+            continue
+        start = row_ptr[i]
+        for k in range(start, row_ptr[i + 1]):
+            if vals[k] > 0.0:
+                demand[k - start if dense == 1 else cols[k]] += units[i]
+    return demand
 
 
 @_jit

@@ -187,6 +187,7 @@ def _kernel():
         tiny = np.array([1.0])
         one = np.array([0, 1], np.int64)
         kernel.prepare(one, np.zeros(0, np.int64), tiny, 1, np.ones(1, np.int64))
+        kernel.pool_demand(one, np.zeros(0, np.int64), tiny, 1, 1, np.ones(1, np.int64))
         args = (one, np.zeros(0, np.int64), tiny, 1, 1, np.zeros(2, np.int64), np.zeros(0, np.int64), np.zeros(0),
                 one, np.zeros(1, np.int64), one)
         kernel.forward_reverse_auction(*args, np.array([0.5]))
@@ -246,7 +247,7 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor,
     np.cumsum(units, out=unit_ptr[1:])
     unit_agent = np.repeat(np.arange(n, dtype=np.int64), units)
     slot_ptr = np.zeros(m + 1, np.int64)
-    np.cumsum(counts, out=slot_ptr[1:])
+    np.cumsum(_bidden_slots(kernel, row_ptr, cols_arg, vals, dense_flag, m, counts, units), out=slot_ptr[1:])
     if dense:
         # The kernel fills a transposed copy for the reverse step, eight columns at a time on first
         # use, when devices outnumber persons (its storage allocated here: numpy maps it faster).
@@ -301,6 +302,21 @@ def _run(row_ptr, cols, vals, dense, n, m, counts, demands, *, eps, tol, factor,
         pairs, pool_price.copy(), welfare, dual, bound, float(schedule[-1]), persons, guarantee, proven, integral,
         int(stats[2]), int(stats[0]), int(stats[1]), solve_s, load_s, cut,
     )
+
+
+def _bidden_slots(kernel, row_ptr, cols, vals, dense: int, m: int, counts: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """Devices per pool the auction holds as slots: ``min(k_c, P_c + 1)``, ``P_c`` the units that may bid.
+
+    At most ``P_c`` of a pool's devices are ever held, so with ``P_c + 1`` slots one is always
+    free, and the clean-up leaves every free slot at price 0 after each phase: the pool's
+    price is 0, as with all ``k_c`` devices, every unit's best net value (a free device of
+    the pool among them) is the same, and so eps-complementary slackness and the bound hold
+    for the whole pool.  A pool of 10^9 devices with a few bidders then takes a few slots,
+    not 40 GB.
+    """
+    if counts.size == 0 or int(counts.max()) <= 1:
+        return counts
+    return np.minimum(counts, kernel.pool_demand(row_ptr, cols, vals, dense, m, units) + 1)
 
 
 def auction_matrix(values, counts=None, demands=None, *, eps: float | None = None, tol: float = DEFAULT_TOL,
@@ -531,6 +547,31 @@ METHOD = Method(
         Option("tol", "float", DEFAULT_TOL, "relative accuracy of the default final increment", above=0, maximum=1),
         Option("factor", "float", DEFAULT_FACTOR, "eps-scaling factor between phases", above=1),
     ),
-    # Pools are expanded into device slots and demands into bidding units (about 40 bytes each).
-    estimate=lambda instance, options: heuristic_size(instance, per_unit_bytes=40.0),
+    estimate=lambda instance, options: _size(instance),
 )
+
+
+def _size(instance: Instance):
+    """The auction's size: :func:`heuristic_size` plus about 40 bytes per bidding unit and device slot.
+
+    Units: ``d'_i = min(d_i, devices on i's edges of positive utility)``; slots per pool at
+    most ``min(k_c, P_c + 1)`` (:func:`_bidden_slots`), ``P_c`` bounded by the units of the
+    agents with an edge there.  Floats: the counts of a valid instance may multiply beyond any
+    integer type.
+
+    >>> import laissez_opt as lo
+    >>> inst = lo.Instance([lo.Pool("P", count=10**9)], [lo.Agent("A", demand=3)], [lo.Edge("A", "P", 1.0)])
+    >>> _size(inst).dense_bytes < 10**4
+    True
+    """
+    import dataclasses
+
+    base = heuristic_size(instance)
+    positive = np.any(instance.edge_utility > 0, axis=1) if instance.n_edges else np.zeros(0, bool)
+    agent, pool = instance.edge_agent[positive], instance.edge_pool[positive]
+    counts = instance.counts.astype(np.float64)
+    reach = np.bincount(agent, weights=counts[pool], minlength=instance.n_agents)
+    units = np.minimum(reach, instance.effective_demands.astype(np.float64))
+    bidders = np.bincount(pool, weights=units[agent], minlength=instance.n_pools)
+    slots = float(np.minimum(counts, bidders + 1.0).sum())
+    return dataclasses.replace(base, dense_bytes=base.dense_bytes + 40.0 * (slots + float(units.sum())))
