@@ -554,10 +554,11 @@ METHOD = Method(
 def _size(instance: Instance):
     """The auction's size: :func:`heuristic_size` plus about 40 bytes per bidding unit and device slot.
 
-    Units: ``d'_i = min(d_i, devices on i's edges of positive utility)``; slots per pool at
-    most ``min(k_c, P_c + 1)`` (:func:`_bidden_slots`), ``P_c`` bounded by the units of the
-    agents with an edge there.  Floats: the counts of a valid instance may multiply beyond any
-    integer type.
+    Units: at most ``sum_i d'_i``.  Slots per pool: at most ``min(k_c, P_c + 1)``
+    (:func:`_bidden_slots`), ``P_c`` bounded by the units of the agents with an edge there;
+    that bound takes a pass over the edges, made only when the devices outnumber twice the
+    units and pools (otherwise the devices themselves are counted, at most twice the bound).
+    Floats: the counts of a valid instance may multiply beyond any integer type.
 
     >>> import laissez_opt as lo
     >>> inst = lo.Instance([lo.Pool("P", count=10**9)], [lo.Agent("A", demand=3)], [lo.Edge("A", "P", 1.0)])
@@ -567,11 +568,11 @@ def _size(instance: Instance):
     import dataclasses
 
     base = heuristic_size(instance)
-    positive = np.any(instance.edge_utility > 0, axis=1) if instance.n_edges else np.zeros(0, bool)
-    agent, pool = instance.edge_agent[positive], instance.edge_pool[positive]
     counts = instance.counts.astype(np.float64)
-    reach = np.bincount(agent, weights=counts[pool], minlength=instance.n_agents)
-    units = np.minimum(reach, instance.effective_demands.astype(np.float64))
-    bidders = np.bincount(pool, weights=units[agent], minlength=instance.n_pools)
-    slots = float(np.minimum(counts, bidders + 1.0).sum())
-    return dataclasses.replace(base, dense_bytes=base.dense_bytes + 40.0 * (slots + float(units.sum())))
+    demands = instance.effective_demands.astype(np.float64)
+    units = float(demands.sum())
+    slots = float(counts.sum())
+    if slots > 2.0 * (units + instance.n_pools) and instance.n_edges:
+        bidders = np.bincount(instance.edge_pool, weights=demands[instance.edge_agent], minlength=instance.n_pools)
+        slots = float(np.minimum(counts, bidders + 1.0).sum())
+    return dataclasses.replace(base, dense_bytes=base.dense_bytes + 40.0 * (slots + units))
