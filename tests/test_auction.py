@@ -434,33 +434,32 @@ def test_rounds_after_the_time_limit_are_left_empty_and_bounded(monkeypatch):
     assert result.objective <= optimum + TOL <= result.bound + 2 * TOL
 
 
-def test_a_vast_pool_of_near_worthless_devices_beside_a_contested_one():
-    # Found by fuzzing: a million units of one heavy agent, two contested devices and a million
-    # devices worth 1e-294 each.  Every phase leaves about a million free priced devices to clean
-    # up; the reverse step used to scan the pool from its start after each one (10^12 steps).
-    inst = Instance(
+# Found by fuzzing, both ran for hours:
+# * "worthless pool": a million units of one heavy agent, two contested devices and a million
+#   devices worth 1e-294 each.  Every phase leaves about a million free priced devices to clean
+#   up; the reverse step used to scan the pool from its start after each one (10^12 steps).
+# * "heavy holder": an agent's ten thousand units hold most of a pool and keep moving to its
+#   cheaper devices; each reverse step used to scan all of the agent's units and to start the
+#   pool's scan over.  The agent's units now sit in a heap on their profits.
+FUZZED = {
+    "worthless pool": Instance(
         [Pool("p0", count=2, base_price=0.5), Pool("p1", count=10**6, base_price=0.5), Pool("p2", count=2)],
         [Agent("a1", weight=0.001), Agent("a2", weight=1e6), Agent("a3", weight=5.0, demand=2)],
         [Edge("a1", "p2", 0.5), Edge("a2", "p0", 0.5), Edge("a2", "p1", 1e-300), Edge("a3", "p2", 0.5)],
-    )
-    result = lo.solve(inst, "auction", time_limit=120)
-    optimum = lo.solve(inst, "welfare").objective
-    assert result.status == "feasible" and result.verified
-    assert result.objective == pytest.approx(optimum, rel=1e-12)
-    assert result.bound >= optimum - TOL
-
-
-def test_a_heavy_agent_holding_most_of_a_vast_pool():
-    # Found by fuzzing: an agent's ten thousand units hold most of a pool and keep moving to its
-    # cheaper devices; each reverse step used to scan all of the agent's units and to start the
-    # pool's scan over.  The agent's units now sit in a heap on their profits.
-    n = 10_000
-    inst = Instance(
-        [Pool("p0", count=5), Pool("p1", count=n)],
-        [Agent("a0", weight=0.001, demand=n), Agent("a1", weight=5.0, demand=n), Agent("a2", weight=0.001, demand=3)],
+    ),
+    "heavy holder": Instance(
+        [Pool("p0", count=5), Pool("p1", count=10_000)],
+        [Agent("a0", weight=0.001, demand=10_000), Agent("a1", weight=5.0, demand=10_000),
+         Agent("a2", weight=0.001, demand=3)],
         [Edge("a0", "p1", 1e6), Edge("a1", "p0", 1.0), Edge("a1", "p1", 1e-12), Edge("a2", "p0", 1.0),
          Edge("a2", "p1", 1e-300)],
-    )
+    ),
+}
+
+
+@pytest.mark.parametrize("name", FUZZED)
+def test_fuzzed_instances_with_vast_pools_solve_to_the_optimum(name):
+    inst = FUZZED[name]
     result = lo.solve(inst, "auction", time_limit=120)
     optimum = lo.solve(inst, "welfare").objective
     assert result.status == "feasible" and result.verified

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import click
 
 from ..errors import InputError, RunsFailedError

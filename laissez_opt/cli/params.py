@@ -94,6 +94,17 @@ def _split(item: str, expected: str) -> tuple[str, str]:
     return key, raw
 
 
+def _collect(pairs, where: str = "") -> dict:
+    """``(key, raw)`` pairs as a dict of values; a repeated key is an :class:`InputError` (``where`` prefixes it)."""
+    params: dict = {}
+    raws: dict[str, str] = {}
+    for key, raw in pairs:
+        if key in params:
+            raise InputError(f"{where}{key} given twice ({raws[key]} and {raw})", path="--param")
+        params[key], raws[key] = _value(raw), raw
+    return params
+
+
 def parse_params(items) -> dict:
     """``KEY=VALUE`` items as a dict; a repeated key is an :class:`InputError`.
 
@@ -104,14 +115,7 @@ def parse_params(items) -> dict:
     ...
     laissez_opt.errors.InputError: --param: tokens given twice (3 and 7)
     """
-    params: dict = {}
-    raws: dict[str, str] = {}
-    for item in items:
-        key, raw = _split(item, "KEY=VALUE")
-        if key in params:
-            raise InputError(f"{key} given twice ({raws[key]} and {raw})", path="--param")
-        params[key], raws[key] = _value(raw), raw
-    return params
+    return _collect(_split(item, "KEY=VALUE") for item in items)
 
 
 def parse_scoped_params(items, scope: str) -> dict[str, dict]:
@@ -125,17 +129,11 @@ def parse_scoped_params(items, scope: str) -> dict[str, dict]:
     laissez_opt.errors.InputError: --param: expected METHOD.KEY=VALUE, got 'tokens=7'
     """
     expected = f"{scope}.KEY=VALUE"
-    grouped: dict[str, list[str]] = {}
+    grouped: dict[str, list[tuple[str, str]]] = {}
     for item in items:
         key, raw = _split(item, expected)
         owner, dot, name = key.partition(".")
         if not dot or not owner or not name:
             raise InputError(f"expected {expected}, got {item!r}", path="--param")
-        grouped.setdefault(owner, []).append(f"{name}={raw}")
-    parsed: dict[str, dict] = {}
-    for owner, named in grouped.items():
-        try:
-            parsed[owner] = parse_params(named)
-        except InputError as error:
-            raise InputError(f"{owner}.{error.problem}", path="--param") from None
-    return parsed
+        grouped.setdefault(owner, []).append((name, raw))
+    return {owner: _collect(pairs, f"{owner}.") for owner, pairs in grouped.items()}

@@ -314,7 +314,9 @@ def _bidden_slots(kernel, row_ptr, cols, vals, dense: int, m: int, counts: np.nd
     for the whole pool.  A pool of 10^9 devices with a few bidders then takes a few slots,
     not 40 GB.
     """
-    if counts.size == 0 or int(counts.max()) <= 1:
+    # Only where devices outnumber the units and pools can a pool have more than P_c + 1 of
+    # them worth dropping; elsewhere the pass over the values is skipped.
+    if counts.size == 0 or int(counts.max()) <= 1 or int(counts.sum()) <= int(units.sum()) + m:
         return counts
     return np.minimum(counts, kernel.pool_demand(row_ptr, cols, vals, dense, m, units) + 1)
 
