@@ -104,3 +104,18 @@ def test_every_result_records_the_contracts_params(method, options, seed):
     inst = lo.generate("gavel", 40, 4, seed=2)
     data = json.loads(lo.solve(inst, method, **options).to_json())
     assert "time_limit" in data["params"] and data["params"]["seed"] == seed
+
+
+@settings(deadline=None, derandomize=True, max_examples=300)
+@given(values=st.lists(st.one_of(st.floats(), st.floats(min_value=-1e12, max_value=1e12),
+                                 st.integers(-10**13, 10**13).map(float),
+                                 st.sampled_from([5e-324, 1e-290, 9.99999999999e-291, 1e11, 99999999999.99995,
+                                                  999999999999.9, 1e-4, 9.9999999999999e-5])),
+                       max_size=40))
+def test_the_fast_float_text_is_the_definition(values):
+    """``"%.12g"`` with the shortcuts of ``_floats`` writes what ``repr(float(f"{v:.12g}"))`` writes."""
+    from laissez_opt.result.writer import _floats
+
+    expected = [json.dumps(readable_copy(v), allow_nan=True) if math.isfinite(v) else "null" for v in values]
+    assert _floats(values) == expected
+    assert _floats(np.array(values, dtype=np.float64)) == expected

@@ -33,6 +33,7 @@ import json
 import math
 import uuid
 from collections.abc import Mapping
+from itertools import chain, repeat
 from json.encoder import encode_basestring_ascii as _key
 
 import numpy as np
@@ -108,16 +109,33 @@ def _is_records(records, large: int) -> bool:
 
 
 def _floats(values) -> list[str]:
-    """Each value as the file writes it: twelve significant digits, ``float.__repr__``, ``null`` if not finite."""
-    text = []
-    for v in values:
-        if v != v or v in (math.inf, -math.inf):
-            text.append("null")
-        elif v == 0.0:
-            text.append("0.0")
-        else:
-            text.append(repr(float(f"{v:.{DIGITS}g}")))
+    """Each value as the file writes it: twelve significant digits, ``float.__repr__``, ``null`` if not finite.
+
+    ``repr(float(f"{v:.12g}"))`` per value is the definition.  Between ``1e-290`` and
+    ``1e11`` in magnitude ``"%.12g" % v`` is the same text (shortest round-trip digits
+    of a double are unique at twelve digits, and both switch to exponents below
+    ``1e-4``) save the ``.0`` that ``repr`` gives a whole number, at a third of the
+    cost; zeros, non-finite values, subnormals and values whose ``%g`` and ``repr``
+    switch to exponents differently take the definition.
+
+    >>> _floats([0.30000000000000004, 3.0, -0.0, float("nan"), 2.5e15, 1e-05])
+    ['0.3', '3.0', '0.0', 'null', '2500000000000000.0', '1e-05']
+    """
+    numbers = np.asarray(values, dtype=np.float64)
+    text = ["%.12g" % v for v in numbers.tolist()]
+    text = [s if "." in s or "e" in s else s + ".0" for s in text]
+    size = np.abs(numbers)
+    for i in np.flatnonzero(~((size < 1e11) & (size >= 1e-290))).tolist():
+        text[i] = _float(float(numbers[i]))
     return text
+
+
+def _float(v: float) -> str:
+    if v != v or v in (math.inf, -math.inf):
+        return "null"
+    if v == 0.0:
+        return "0.0"
+    return repr(float(f"{v:.{DIGITS}g}"))
 
 
 def _large_text(value, pad: str) -> str:
@@ -126,29 +144,40 @@ def _large_text(value, pad: str) -> str:
         inst = value.instance
         agent_keys = [_key(a) for a in inst.agent_index]
         pool_keys = [_key(p.id) for p in inst.pools]
-        agents = [agent_keys[i] for i in inst.edge_agent[value.edge].tolist()]
-        pools = [pool_keys[c] for c in inst.edge_pool[value.edge].tolist()]
-        rounds = [str(r) for r in value.round.tolist()]
-        amounts = _floats(value.amount.tolist())
+        agents, pools = inst.edge_agent[value.edge].tolist(), inst.edge_pool[value.edge].tolist()
+        rounds = value.round.tolist()
+        amounts = _floats(value.amount)
     elif isinstance(value, list):
-        agents = [_key(r["agent"]) for r in value]
-        pools = [_key(r["pool"]) for r in value]
-        rounds = [str(r["round"]) for r in value]
+        keys = {}
+        agents = [keys.setdefault(r["agent"], len(keys)) for r in value]
+        agent_keys = [_key(a) for a in keys]
+        keys = {}
+        pools = [keys.setdefault(r["pool"], len(keys)) for r in value]
+        pool_keys = [_key(p) for p in keys]
+        rounds = [r["round"] for r in value]
         amounts = [json.dumps(_clean(r["amount"], DIGITS)) for r in value]
     else:
         if isinstance(value, AgentValues):
             keys = [_key(a) for a in value.instance.agent_index]
-            numbers = _floats(value.values.tolist())
+            numbers = _floats(value.values)
         else:
             keys = [_key(str(k)) for k in value]
             numbers = _floats([float(v) for v in value.values()])
         if not keys:
             return "{}"
-        return "{\n" + ",\n".join([f"{inner}{k}: {v}" for k, v in zip(keys, numbers)]) + f"\n{pad}}}"
+        heads = [f",\n{inner}{k}: " for k in keys]
+        heads[0] = heads[0][2:]
+        return "{\n" + "".join(chain.from_iterable(zip(heads, numbers))) + f"\n{pad}}}"
     if not agents:
         return "[]"
+    # A record is five pieces: its agent's opening (with the separator), its pool, its round, its
+    # amount and the closing brace; the constant text is joined to the keys once per key, not per record.
     field = inner + "  "
-    record = (f"{inner}{{{{\n{field}\"agent\": {{}},\n{field}\"pool\": {{}},\n{field}\"round\": {{}},\n"
-              f"{field}\"amount\": {{}}\n{inner}}}}}")
-    return "[\n" + ",\n".join([record.format(a, p, r, x) for a, p, r, x in zip(agents, pools, rounds, amounts)]) \
-        + f"\n{pad}]"
+    opening = f"{inner}{{\n{field}\"agent\": "
+    agent_heads = [f",\n{opening}{k},\n{field}\"pool\": " for k in agent_keys]
+    pool_heads = [f"{k},\n{field}\"round\": " for k in pool_keys]
+    round_heads = {r: f"{r},\n{field}\"amount\": " for r in set(rounds)}
+    heads = [agent_heads[a] for a in agents]
+    heads[0] = "[\n" + heads[0][2:]
+    return "".join(chain.from_iterable(zip(heads, [pool_heads[c] for c in pools], [round_heads[r] for r in rounds],
+                                           amounts, repeat(f"\n{inner}}}")))) + f"\n{pad}]"
