@@ -41,6 +41,8 @@ CASES = [
     ("vcg", "neocloud", 1_000, 20, 1, {}),
     ("themis", "gavel", 2_000, 6, 1, {"fractional": True}),
     ("migration", "uniform", 30, 4, 8, {"time_limit": 20}),
+    ("auction", "uniform", 2_000, 50, 1, {}),
+    ("auction", "uniform", 20_000, 100, 1, {}),
 ]
 
 _CHILD = r"""

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..limits import SizeEstimate, check_deadline
+from ..limits import SizeEstimate, check_deadline, compiler_bytes
 from ..method_spec import Option, read_state, state_option  # noqa: F401  (the heuristics' shared names)
 from ..result import Result, agent_values, allocation_columns, edge_utilities
 
@@ -86,7 +86,8 @@ ORDER_OPTION = Option("order", "any", None, "agent ids in the order agents pick 
 
 
 def heuristic_size(instance: Instance, options: dict | None = None, *, per_unit_bytes: float = 0.0,
-                   per_handed_bytes: float = 0.0, bulk: bool = False, note: str = "") -> SizeEstimate:
+                   per_handed_bytes: float = 0.0, bulk: bool = False, note: str = "",
+                   compiles: bool = False) -> SizeEstimate:
     """Size of a heuristic that hands out devices one at a time, round by round.
 
     Steps per round: one per device handed out (at most ``min(sum_c k_c, sum_i d'_i)``,
@@ -97,7 +98,8 @@ def heuristic_size(instance: Instance, options: dict | None = None, *, per_unit_
     the hand-outs cost at most ``min(devices, n (n + m))`` steps.  Memory: the edge-round arrays, one record per
     allocated (edge, round), and ``per_unit_bytes`` per device and demand unit (for
     algorithms that expand pools into devices), and ``per_handed_bytes`` per device handed
-    out in a round (for those that record every pick of a round).  Floats throughout:
+    out in a round (for those that record every pick of a round).  ``compiles``: the run
+    takes compiled kernels (:func:`~laissez_opt.limits.compiler_bytes`).  Floats throughout:
     the counts of a valid instance may multiply beyond any integer type.
 
     >>> import laissez_opt as lo
@@ -113,7 +115,7 @@ def heuristic_size(instance: Instance, options: dict | None = None, *, per_unit_
     steps_handed = min(handed, float(instance.n_agents) * (instance.n_agents + instance.n_pools)) if bulk else handed
     return SizeEstimate(
         dense_bytes=edge_rounds * _EDGE_ROUND_BYTES + min(edge_rounds, handed * rounds) * _RECORD_BYTES
-        + (devices + units) * per_unit_bytes + handed * per_handed_bytes,
+        + (devices + units) * per_unit_bytes + handed * per_handed_bytes + compiler_bytes(compiles),
         steps=rounds * (steps_handed + instance.n_agents + instance.n_edges),
         note=note or f"{handed:.3g} devices handed out per round{' in bulk' if bulk else ''} over {instance.rounds} rounds",
     )

@@ -105,7 +105,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
-from ..limits import check_deadline, remaining
+from ..limits import check_deadline, compiler_bytes, remaining
 from ..method_spec import Method, Option
 from ._baseline_common import heuristic_size
 from ..modeling.solution import relative_gap
@@ -530,9 +530,10 @@ def _round_upper_bound(instance: Instance, r: int, present: np.ndarray, demands:
 
 
 def _have_numba() -> bool:
-    from . import _auction_kernel
+    # Looked up, not imported: an estimate or a result's params must not load the compiler.
+    from ..jit import HAVE_NUMBA
 
-    return _auction_kernel.HAVE_NUMBA
+    return HAVE_NUMBA
 
 
 METHOD = Method(
@@ -554,7 +555,8 @@ METHOD = Method(
 
 
 def _size(instance: Instance):
-    """The auction's size: :func:`heuristic_size` plus about 40 bytes per bidding unit and device slot.
+    """The auction's size: :func:`heuristic_size` plus about 40 bytes per bidding unit and device slot,
+    and the compiler's footprint where this run would load it (:func:`~laissez_opt.limits.compiler_bytes`).
 
     Units: at most ``sum_i d'_i``.  Slots per pool: at most ``min(k_c, P_c + 1)``
     (:func:`_bidden_slots`), ``P_c`` bounded by the units of the agents with an edge there;
@@ -577,4 +579,4 @@ def _size(instance: Instance):
     if slots > 2.0 * (units + instance.n_pools) and instance.n_edges:
         bidders = np.bincount(instance.edge_pool, weights=demands[instance.edge_agent], minlength=instance.n_pools)
         slots = float(np.minimum(counts, bidders + 1.0).sum())
-    return dataclasses.replace(base, dense_bytes=base.dense_bytes + 40.0 * (slots + units))
+    return dataclasses.replace(base, dense_bytes=base.dense_bytes + 40.0 * (slots + units) + compiler_bytes(_have_numba()))

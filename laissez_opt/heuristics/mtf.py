@@ -1120,5 +1120,6 @@ METHOD = Method(
         state_option("budgets B_i and the round-robin turn"),
     ),
     # A round records every pick: two int64 arrays grown by doubling (compiled), or two lists of ints.
-    estimate=lambda instance, options: heuristic_size(instance, per_handed_bytes=PICK_BYTES),
+    estimate=lambda instance, options: heuristic_size(instance, per_handed_bytes=PICK_BYTES,
+                                                      compiles=use_compiled(instance)),
 )
