@@ -43,6 +43,8 @@ CASES = [
     ("migration", "uniform", 30, 4, 8, {"time_limit": 20}),
     ("auction", "uniform", 2_000, 50, 1, {}),
     ("auction", "uniform", 20_000, 100, 1, {}),
+    ("greedy", "uniform", 20_000, 100, 1, {}),  # 600,000 edge-rounds: the compiled passes
+    ("mtf", "uniform", 20_000, 100, 1, {}),
 ]
 
 _CHILD = r"""

@@ -32,6 +32,7 @@ from ..method_spec import Method
 from ..result import Result, agent_values, allocation_columns, edge_utilities
 from ..starts import greedy_amounts
 from ._baseline_common import heuristic_size
+from ._fastpaths import use_compiled
 
 __all__ = ["solve_greedy"]
 
@@ -66,5 +67,5 @@ METHOD = Method(
     fractional=False,
     summary="Each device to the agent valuing it most (weighted), per round.",
     run=solve_greedy,
-    estimate=heuristic_size,
+    estimate=lambda instance, options: heuristic_size(instance, options, compiles=use_compiled(instance)),
 )
