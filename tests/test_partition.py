@@ -190,6 +190,18 @@ def test_auto_parts():
     assert result.details["partition"]["k"] == 1 and result.gap is not None and result.gap <= 1e-6
 
 
+def test_auto_parts_of_maxmin_are_smaller():
+    """maxmin's level LPs grow faster than its parts: auto gives it parts of about 5,000 edges."""
+    from laissez_opt.partition.run import AUTO_EDGES_PER_MAXMIN_PART
+
+    inst = lo.generate("uniform", 1000, 40, seed=3)  # 11,947 edges
+    k = math.ceil(inst.n_edges / AUTO_EDGES_PER_MAXMIN_PART)
+    assert k > 1
+    result = lo.solve(inst, "maxmin", fractional=True, partitions="auto")
+    assert result.details["partition"]["k"] == k and result.verified and result.gap is not None
+    assert lo.solve(inst, "welfare", fractional=True, partitions="auto").details["partition"]["k"] == 1
+
+
 def test_size_refusal_suggests_partitions():
     est = SizeEstimate(variables=10**9, constraints=10**6, nonzeros=2 * 10**9)
     with pytest.raises(InputError, match="partitions="):
