@@ -191,15 +191,16 @@ def test_auto_parts():
 
 
 def test_auto_parts_of_maxmin_are_smaller():
-    """maxmin's level LPs grow faster than its parts: auto gives it parts of about 5,000 edges."""
-    from laissez_opt.partition.run import AUTO_EDGES_PER_MAXMIN_PART
+    """maxmin's level LPs grow faster than its parts: beyond 100,000 edges auto gives it parts of about 5,000."""
+    from laissez_opt.partition.run import AUTO_EDGES_PER_MAXMIN_PART, AUTO_EDGES_PER_PART, resolve_parts
 
-    inst = lo.generate("uniform", 1000, 40, seed=3)  # 11,947 edges
-    k = math.ceil(inst.n_edges / AUTO_EDGES_PER_MAXMIN_PART)
-    assert k > 1
+    big = 2 * AUTO_EDGES_PER_PART + 1
+    assert resolve_parts("auto", big, 10**6, "maxmin") == math.ceil(big / AUTO_EDGES_PER_MAXMIN_PART)
+    assert resolve_parts("auto", big, 10**6, "welfare") == 3
+    assert resolve_parts("auto", AUTO_EDGES_PER_PART, 10**6, "maxmin") == 1
+    inst = lo.generate("uniform", 1000, 40, seed=3)  # 11,947 edges: one part, exact
     result = lo.solve(inst, "maxmin", fractional=True, partitions="auto")
-    assert result.details["partition"]["k"] == k and result.verified and result.gap is not None
-    assert lo.solve(inst, "welfare", fractional=True, partitions="auto").details["partition"]["k"] == 1
+    assert result.details["partition"]["k"] == 1 and result.verified
 
 
 def test_size_refusal_suggests_partitions():

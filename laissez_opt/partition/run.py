@@ -34,7 +34,7 @@ __all__ = ["AUTO_EDGES_PER_PART", "AUTO_EDGES_PER_MAXMIN_PART", "LEVELS", "PART_
 
 #: ``partitions="auto"``: about this many edges per part (a part's LP then solves in about a second).
 AUTO_EDGES_PER_PART = 100_000
-#: ``partitions="auto"`` for ``maxmin``: its parts run a sequence of level LPs whose cost grows faster
+#: ``partitions="auto"`` for ``maxmin`` beyond :data:`AUTO_EDGES_PER_PART` edges: its parts run a sequence of level LPs whose cost grows faster
 #: than the part.  Measured, every level of 10^5 agents x 10^3 pools (5 x 10^5 edges; 2 workers):
 #: 5 parts over 300 s, 50 parts 93.0 s (gap 0.000%), 100 parts 27.3 s (0.085%), 150 parts 9.3 s
 #: (1.50%), 217 parts 5.8 s (4.8%).
@@ -64,14 +64,18 @@ PART_LEVELS = {"auto": "all", "first_level": "first"}
 
 def resolve_parts(partitions, n_edges: int, n_agents: int, method: str = "welfare") -> int:
     """The number of parts ``K``: an integer ``>= 1`` as given (at most the number of agents), or for
-    ``"auto"`` ``ceil(E / AUTO_EDGES_PER_PART)`` (``maxmin``: :data:`AUTO_EDGES_PER_MAXMIN_PART`).
+    ``"auto"`` ``ceil(E / AUTO_EDGES_PER_PART)``; ``maxmin`` beyond :data:`AUTO_EDGES_PER_PART` edges
+    takes parts of :data:`AUTO_EDGES_PER_MAXMIN_PART` instead (below it the whole instance stays one
+    part, as for every method: no split where the whole solve is quick and exact).
 
     >>> resolve_parts("auto", 250_000, 50_000), resolve_parts(4, 10, 3), resolve_parts("auto", 250_000, 50_000, "maxmin")
     (3, 3, 50)
+    >>> resolve_parts("auto", 60_000, 20_000, "maxmin")
+    1
     """
     if partitions == "auto":
-        per_part = AUTO_EDGES_PER_MAXMIN_PART if method == "maxmin" else AUTO_EDGES_PER_PART
-        k = math.ceil(n_edges / per_part)
+        large = method == "maxmin" and n_edges > AUTO_EDGES_PER_PART
+        k = math.ceil(n_edges / (AUTO_EDGES_PER_MAXMIN_PART if large else AUTO_EDGES_PER_PART))
     elif isinstance(partitions, int) and not isinstance(partitions, bool) and partitions >= 1:
         k = partitions
     else:
