@@ -105,6 +105,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..instance import Instance
+from ..jit import HAVE_NUMBA  # looked up, not imported: an estimate must not load the compiler
 from ..limits import check_deadline, compiler_bytes, remaining
 from ..method_spec import Method, Option
 from ._baseline_common import heuristic_size
@@ -427,7 +428,7 @@ def solve_auction(instance: Instance, *, eps: float | None = None, tol: float = 
         method="auction",
         status="time_limit" if cut or skipped else "feasible",
         message=message,
-        solver="numba" if _have_numba() else "python",
+        solver="numba" if HAVE_NUMBA else "python",
         objective=objective,
         bound=bound,
         gap=relative_gap(objective, bound),
@@ -529,13 +530,6 @@ def _round_upper_bound(instance: Instance, r: int, present: np.ndarray, demands:
     return float(np.minimum(reach, demands) @ best)
 
 
-def _have_numba() -> bool:
-    # Looked up, not imported: an estimate or a result's params must not load the compiler.
-    from ..jit import HAVE_NUMBA
-
-    return HAVE_NUMBA
-
-
 METHOD = Method(
     name="auction",
     kind="heuristic",
@@ -579,4 +573,4 @@ def _size(instance: Instance):
     if slots > 2.0 * (units + instance.n_pools) and instance.n_edges:
         bidders = np.bincount(instance.edge_pool, weights=demands[instance.edge_agent], minlength=instance.n_pools)
         slots = float(np.minimum(counts, bidders + 1.0).sum())
-    return dataclasses.replace(base, dense_bytes=base.dense_bytes + 40.0 * (slots + units) + compiler_bytes(_have_numba()))
+    return dataclasses.replace(base, dense_bytes=base.dense_bytes + 40.0 * (slots + units) + compiler_bytes(HAVE_NUMBA))

@@ -38,6 +38,7 @@ from json.encoder import encode_basestring_ascii as _key
 
 import numpy as np
 
+from ..display import readable
 from . import AgentValues, AllocationColumns, _clean, readable_copy
 
 __all__ = ["LARGE", "result_text"]
@@ -131,11 +132,7 @@ def _floats(values) -> list[str]:
 
 
 def _float(v: float) -> str:
-    if v != v or v in (math.inf, -math.inf):
-        return "null"
-    if v == 0.0:
-        return "0.0"
-    return repr(float(f"{v:.{DIGITS}g}"))
+    return repr(readable(v, DIGITS)) if math.isfinite(v) else "null"
 
 
 def _large_text(value, pad: str) -> str:
