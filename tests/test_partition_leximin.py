@@ -141,3 +141,25 @@ def test_partitioned_levels_option_is_checked_on_the_public_path():
         lo.solve(inst, "maxmin", fractional=True, partitions=2, levels="second")
     with pytest.raises(InputError, match="levels"):
         lo.solve(inst, "themis", fractional=True, partitions=2, levels="first_level")
+
+
+def test_whole_leximin_recovers_from_a_level_lp_ending_unknown(tmp_path):
+    """The heterogeneous benchmark family at 500 x 1,000: a warm-started dual simplex run of the
+    whole fractional leximin's 415th level LP ended "unknown" (numerical trouble) and the solve
+    raised NoSolutionError.  That level is now solved again from scratch, and the whole leximin
+    agrees with one part of the partitioned path, agent by agent."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from partition_public_path import write_npz
+    from scaling_partition import make_problem
+
+    write_npz(make_problem(500, 1000), tmp_path / "het.npz", "het")
+    inst = lo.load(tmp_path / "het.npz")
+    whole = lo.solve(inst, "maxmin", fractional=True)
+    assert whole.status == "optimal" and whole.verified
+    one = lo.solve(inst, "maxmin", fractional=True, partitions=1)
+    mine = np.array([whole.utilities[a.id] for a in inst.agents])
+    theirs = np.array([one.utilities[a.id] for a in inst.agents])
+    assert np.abs(mine - theirs).max() <= 1e-6 * mine.max()
