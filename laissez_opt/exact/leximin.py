@@ -571,8 +571,9 @@ class _HighsSession(_ModelSession):
             h.setOptionValue("presolve", "choose")
             status = h.getModelStatus()
         if status in (S.kUnknown, S.kSolveError, S.kNotset) and not self.integral:
-            # Numerical trouble, not the LP (the previous level's point is feasible in it).
-            status = self._retry_from_scratch()
+            # Numerical trouble, not the LP: once more from scratch, within what is left of the limit.
+            status = self._retry_from_scratch(None if time_limit is None
+                                              else max(float(time_limit) - (time.perf_counter() - t1), 1e-3))
         solve_s = time.perf_counter() - t1
         text = h.modelStatusToString(status)
         info = h.getInfo()
@@ -592,8 +593,8 @@ class _HighsSession(_ModelSession):
             raise NoSolutionError(f"HiGHS hit the time limit before finding a feasible solution ({text})")
         raise NoSolutionError(f"HiGHS returned {text}")
 
-    def _retry_from_scratch(self):
-        """The level LP once more, cold, by the dual simplex method with presolve; the model's status.
+    def _retry_from_scratch(self, time_limit):
+        """The level LP once more by :func:`solve_cold`; the model's status.
 
         A warm-started simplex run can end "unknown" (numerical trouble: seen on the 415th level LP of
         a heterogeneous 500 x 1,000 instance, after 140 dual simplex iterations), although the LP is
@@ -602,16 +603,28 @@ class _HighsSession(_ModelSession):
         """
         h = self.h
         kept = {name: h.getOptionValue(name)[1] for name in ("solver", "presolve", "simplex_strategy")}
-        h.clearSolver()
-        h.setOptionValue("solver", "simplex")
-        h.setOptionValue("presolve", "on")
-        h.setOptionValue("simplex_strategy", 1)
+        if time_limit is not None:  # the next solve sets its own
+            h.setOptionValue("time_limit", time_limit)
         try:
-            h.run()
+            return solve_cold(h)
         finally:
             for name, value in kept.items():
                 h.setOptionValue(name, value)
-        return h.getModelStatus()
+
+
+def solve_cold(h):
+    """Solve HiGHS model ``h`` from scratch by the dual simplex method with presolve; its model status.
+
+    The way out of a warm start that ended in numerical trouble, for the whole leximin's level LPs
+    (:class:`_HighsSession`) and the partitioned parts' (:func:`laissez_opt.partition.levels.leximin_part`).
+    The options stay set; the caller restores its own.
+    """
+    h.clearSolver()
+    h.setOptionValue("solver", "simplex")
+    h.setOptionValue("presolve", "choose")
+    h.setOptionValue("simplex_strategy", 1)
+    h.run()
+    return h.getModelStatus()
 
 
 # --------------------------------------------------------------------------- outcome

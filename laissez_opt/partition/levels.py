@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from ..errors import InputError
-from ..exact.leximin import value_unit
+from ..exact.leximin import solve_cold, value_unit
 from .core import Problem, inner_maximum, max_t_model
 
 __all__ = ["leximin_part", "optimal_face", "standalone_unique", "DUAL_NONZERO", "CAP_HINT_SHARE"]
@@ -448,12 +448,7 @@ def leximin_part(task: dict) -> dict:
             if model.raised_t is not None:
                 _release_raised_t(model)
             sol = None
-            h.clearSolver()
-            h.setOptionValue("solver", "simplex")
-            h.setOptionValue("presolve", "choose")
-            h.setOptionValue("simplex_strategy", 1)
-            h.run()
-            model_status = h.getModelStatus()
+            model_status = solve_cold(h)
             retries += 1
             for share in FLOOR_EASING:
                 if model_status != highspy.HighsModelStatus.kInfeasible:
