@@ -163,3 +163,58 @@ def test_whole_leximin_recovers_from_a_level_lp_ending_unknown(tmp_path):
     mine = np.array([whole.utilities[a.id] for a in inst.agents])
     theirs = np.array([one.utilities[a.id] for a in inst.agents])
     assert np.abs(mine - theirs).max() <= 1e-6 * mine.max()
+
+
+@pytest.mark.parametrize("ending", ["trouble", "infeasible"])
+def test_whole_leximin_eases_the_floors_when_every_route_fails(monkeypatch, ending):
+    """A level LP after the first that fails on every cold route (the 338th of the heterogeneous
+    1,000 x 1,000 instance) is solved again with the frozen floors eased by ``FLOOR_EASING``; the
+    result is verified, says so, and its leximin vector is the unperturbed one to solver tolerance."""
+    from laissez_opt.exact import leximin as lex
+
+    inst = _instance(1, 40, 6)  # six level LPs
+    clean = lo.solve(inst, "maxmin", fractional=True)
+    assert clean.status == "optimal" and "eased" not in (clean.message or "")
+    real = lex._HighsSession.solve
+    calls = {"n": 0}
+
+    def failing_once(self, time_limit=None):
+        calls["n"] += 1
+        if calls["n"] == 3:  # after two levels, so floors are frozen
+            return lex._Run(ending, None, None, None, None, 0.0, "Unknown (injected)", "highspy-lp")
+        return real(self, time_limit)
+
+    monkeypatch.setattr(lex._HighsSession, "solve", failing_once)
+    eased = lo.solve(inst, "maxmin", fractional=True)
+    assert calls["n"] > 3
+    assert eased.verified and eased.status == "optimal"
+    assert "floors were eased by 1e-10" in eased.message and "level LP 3" in eased.message
+    ids = [a.id for a in inst.agents]
+    assert np.abs(_vector(eased, ids) - _vector(clean, ids)).max() <= 1e-6 * max(_vector(clean, ids).max(), 1.0)
+
+
+def test_whole_leximin_keeps_the_last_levels_when_the_easing_fails(monkeypatch):
+    """If the eased LPs fail too, the solve keeps the last level's optimum: status feasible, verified,
+    and the message names the level it stopped at; a failure of the first LP is a NoSolutionError."""
+    from laissez_opt.errors import NoSolutionError
+    from laissez_opt.exact import leximin as lex
+
+    inst = _instance(1, 40, 6)  # six level LPs
+    real = lex._HighsSession.solve
+    calls = {"n": 0}
+    fail_from = {"n": 3}
+
+    def failing(self, time_limit=None):
+        calls["n"] += 1
+        if calls["n"] >= fail_from["n"]:
+            return lex._Run("trouble", None, None, None, None, 0.0, "Unknown (injected)", "highspy-lp")
+        return real(self, time_limit)
+
+    monkeypatch.setattr(lex._HighsSession, "solve", failing)
+    kept = lo.solve(inst, "maxmin", fractional=True)
+    assert kept.status == "feasible" and kept.verified
+    assert "stopped" in kept.message and "Unknown (injected)" in kept.message
+    assert kept.objective > 0
+    calls["n"], fail_from["n"] = 0, 1
+    with pytest.raises(NoSolutionError):
+        lo.solve(inst, "maxmin", fractional=True)

@@ -112,6 +112,19 @@ FREEZE_TESTS = ("dual", "probe")
 _DUAL_NONZERO = 1e-9
 _IPM_MIN_ROWS = 500  # level LPs with at least this many rows start with the interior point method
 _THETA_SLACK = 1e-7  # relative slack when fixing theta_k
+# The cold routes of a level LP in numerical trouble, in order: (solver, presolve).
+_COLD_ROUTES = (("simplex", "off"), ("simplex", "choose"), ("ipm", "choose"))
+# Shares of their values by which the frozen agents' floors are eased, one after the other, when
+# a level LP fails on every route (the floors are met by the earlier points only to tolerance).
+FLOOR_EASING = (1e-10, 1e-9, 1e-8)
+
+
+def _trouble_statuses():
+    """HiGHS model statuses that mean numerical trouble for a level LP (every level LP is feasible and bounded)."""
+    import highspy
+
+    S = highspy.HighsModelStatus
+    return (S.kUnknown, S.kSolveError, S.kNotset, S.kInfeasible)
 
 
 def leximin_size(instance, options: dict) -> SizeEstimate:
@@ -448,7 +461,7 @@ def first_level(model: LinearModel, plan: LeximinPlan) -> LinearModel:
 # --------------------------------------------------------------------------- sessions
 @dataclass
 class _Run:
-    status: str  # optimal, feasible, time_limit, infeasible
+    status: str  # optimal, feasible, time_limit, infeasible, trouble (an LP every cold route failed on)
     values: np.ndarray | None
     objective: float | None
     bound: float | None
@@ -570,14 +583,17 @@ class _HighsSession(_ModelSession):
             h.run()
             h.setOptionValue("presolve", "choose")
             status = h.getModelStatus()
-        if status in (S.kUnknown, S.kSolveError, S.kNotset) and not self.integral:
-            # Numerical trouble, not the LP: once more from scratch, within what is left of the limit.
+        if status in _trouble_statuses() and not self.integral:
+            # Numerical trouble, not the LP (every level LP is feasible: the last level's point is
+            # feasible in it): again from scratch, within what is left of the limit.
             status = self._retry_from_scratch(None if time_limit is None
                                               else max(float(time_limit) - (time.perf_counter() - t1), 1e-3))
         solve_s = time.perf_counter() - t1
         text = h.modelStatusToString(status)
         info = h.getInfo()
         route = "highspy-mip" if self.integral else "highspy-lp"
+        if status in _trouble_statuses() and not self.integral:
+            return _Run("trouble", None, None, None, None, solve_s, text, route)
         if status == S.kInfeasible:
             return _Run("infeasible", None, None, None, None, solve_s, text, route)
         has_solution = info.primal_solution_status == hs.SolutionStatus.kSolutionStatusFeasible
@@ -594,35 +610,57 @@ class _HighsSession(_ModelSession):
         raise NoSolutionError(f"HiGHS returned {text}")
 
     def _retry_from_scratch(self, time_limit):
-        """The level LP once more by :func:`solve_cold`; the model's status.
+        """The level LP again from scratch by each of :data:`_COLD_ROUTES` until one ends cleanly; its status.
 
         A warm-started simplex run can end "unknown" (numerical trouble: seen on the 415th level LP of
-        a heterogeneous 500 x 1,000 instance, after 140 dual simplex iterations), although the LP is
-        feasible and bounded (the previous level's point is feasible in it).  From scratch it solves;
-        the options are put back so the later levels stay warm-started.
+        a heterogeneous 500 x 1,000 instance, after 140 dual simplex iterations), or "infeasible" (the
+        328th level LP of a heterogeneous 1,000 x 1,000 instance, whose previous point violates it by
+        3e-9), although the LP is feasible and bounded.  Cold dual simplex without presolve solves the
+        second (presolve's reductions judged the tiny slack infeasible), with presolve the first; the
+        336th level LP of the 1,000 x 1,000 instance ends "unknown" under every simplex route and is
+        solved by the interior point method with crossover in 0.24 s.  The options are put back so the
+        later levels stay warm-started.
         """
         h = self.h
-        kept = {name: h.getOptionValue(name)[1] for name in ("solver", "presolve", "simplex_strategy")}
-        if time_limit is not None:  # the next solve sets its own
-            h.setOptionValue("time_limit", time_limit)
+        S = self.highspy.HighsModelStatus
+        kept = {name: h.getOptionValue(name)[1] for name in ("solver", "presolve", "simplex_strategy", "run_crossover")}
+        start = time.perf_counter()
+        status = None
         try:
-            return solve_cold(h)
+            for solver, presolve in _COLD_ROUTES:
+                if time_limit is not None:  # the next solve sets its own
+                    left = time_limit - (time.perf_counter() - start)
+                    if left <= 0:
+                        break
+                    h.setOptionValue("time_limit", left)
+                status = solve_cold(h, presolve, solver)
+                if status not in _trouble_statuses():
+                    break
+            return status if status is not None else S.kTimeLimit
         finally:
             for name, value in kept.items():
                 h.setOptionValue(name, value)
 
 
-def solve_cold(h):
-    """Solve HiGHS model ``h`` from scratch by the dual simplex method with presolve; its model status.
+def solve_cold(h, presolve: str = "choose", solver: str = "simplex"):
+    """Solve HiGHS model ``h`` from scratch; its model status.
 
-    The way out of a warm start that ended in numerical trouble, for the whole leximin's level LPs
-    (:class:`_HighsSession`) and the partitioned parts' (:func:`laissez_opt.partition.levels.leximin_part`).
-    The options stay set; the caller restores its own.
+    ``solver`` "simplex" (the dual simplex method) or "ipm" (interior point, with crossover to a
+    vertex so that the duals and the basis are those of a simplex solve); ``presolve`` "choose" or
+    "off".  The way out of a warm start that ended in numerical trouble, for the whole leximin's
+    level LPs (:class:`_HighsSession`) and the partitioned parts'
+    (:func:`laissez_opt.partition.levels.leximin_part`).  The options stay set; the caller restores
+    its own.
     """
+    if solver not in ("simplex", "ipm") or presolve not in ("choose", "off"):
+        raise ValueError(f"solve_cold: unknown route solver={solver!r}, presolve={presolve!r}")
     h.clearSolver()
-    h.setOptionValue("solver", "simplex")
-    h.setOptionValue("presolve", "choose")
-    h.setOptionValue("simplex_strategy", 1)
+    h.setOptionValue("solver", solver)
+    h.setOptionValue("presolve", presolve)
+    if solver == "simplex":
+        h.setOptionValue("simplex_strategy", 1)
+    else:
+        h.setOptionValue("run_crossover", "on")
     h.run()
     return h.getModelStatus()
 
@@ -716,6 +754,53 @@ def _empty(plan: LeximinPlan, session, message: str) -> LeximinOutcome:
     )
 
 
+class _Floors:
+    """The frozen agents' rows of the level block, the floors set on them, and how far they were eased."""
+
+    def __init__(self, session: _ModelSession, plan: LeximinPlan):
+        self.session, self.plan = session, plan
+        self.rows = np.zeros(0, dtype=np.int64)
+        self.values = np.zeros(0)
+        self.easings: list[tuple[int, float]] = []  # (LP number, share) of each easing
+
+    def freeze(self, rows: np.ndarray, values: np.ndarray) -> None:
+        self.session.set_row_bounds(self.plan.level, rows, values)
+        self.rows = np.concatenate([self.rows, rows])
+        self.values = np.concatenate([self.values, values])
+
+    def solve(self, deadline, lp_number: int) -> _Run:
+        """The session's LP; if it ends in numerical trouble on every route, again with the floors eased.
+
+        Each floor ``v_i >= t_k`` was met by the point of its level only to HiGHS's feasibility
+        tolerance, so after hundreds of levels the floors together can leave a set so thin that no
+        route solves the LP (the 338th level LP of a heterogeneous 1,000 x 1,000 instance: the
+        previous point violates it by 2e-9, yet dual and primal simplex and the interior point
+        method all end "unknown" with 9e-3 infeasibility).  Lowering every floor by
+        :data:`FLOOR_EASING` shares of its value in turn (1e-10 solved it; its level moved by
+        1e-8 of its value) gives the LP room again; the easing stays for the later levels.
+        """
+        run = self.session.solve(_remaining(deadline))
+        spent = run.solve_s
+        for share in FLOOR_EASING:
+            if run.status not in ("trouble", "infeasible") or not self.rows.size:
+                break
+            self.values = self.values - share * np.abs(self.values)
+            self.session.set_row_bounds(self.plan.level, self.rows, self.values)
+            self.easings.append((lp_number, share))
+            run = self.session.solve(_remaining(deadline))
+            spent += run.solve_s
+            run.solve_s = spent
+        return run
+
+    def note(self) -> str:
+        if not self.easings:
+            return ""
+        total = 1.0 - math.prod(1.0 - share for _, share in self.easings)
+        lps = sorted({n for n, _ in self.easings})
+        return (f"the frozen agents' floors were eased by {total:.3g} of their values in all (numerical "
+                f"trouble at level LP {', '.join(map(str, lps))})")
+
+
 def _waterfill(session: _ModelSession, plan: LeximinPlan, deadline, freeze: str) -> LeximinOutcome:
     model = session.model
     K = plan.rows_agent.size
@@ -734,14 +819,17 @@ def _waterfill(session: _ModelSession, plan: LeximinPlan, deadline, freeze: str)
     status = "optimal"
     objective_t = np.zeros(model.n_cols)
     objective_t[plan.t.start] = 1.0
+    floors = _Floors(session, plan)
     while free.any():
-        run = session.solve(_remaining(deadline))
+        run = floors.solve(deadline, solves + 1)
         solves += 1
         times.append(run.solve_s)
-        if run.status == "infeasible":
-            raise NoSolutionError(f"level LP {solves} reported infeasible ({run.text}); a numerical failure")
+        if run.status in ("infeasible", "trouble") and last is None:
+            raise NoSolutionError(f"level LP {solves} ended {run.text} on every route; a numerical failure")
         if run.status != "optimal":
-            status = run.status
+            # Numerical trouble after the first level keeps the last level's optimum: feasible, and
+            # every level before this one is exact.
+            status = "feasible" if run.status in ("infeasible", "trouble") else run.status
             message = f"stopped at level {len(levels) + 1}: the LP ended {run.text}"
             if last is None and run.values is not None:
                 last = run
@@ -756,12 +844,14 @@ def _waterfill(session: _ModelSession, plan: LeximinPlan, deadline, freeze: str)
             stuck |= free & _scatter(lam > _DUAL_NONZERO, plan.rows_agent, plan.n_agents)
         if freeze == "probe" or not stuck.any():
             undecided = free & ~stuck & (values <= tstar + above)
-            found, t_used = _probe(session, plan, undecided, tstar, above, row_of, objective_t, deadline)
+            found, t_used, ended = _probe(session, plan, undecided, tstar, above, row_of, objective_t,
+                                          deadline, floors, solves)
             probes += len(t_used)
             solves += len(t_used)
             times.extend(t_used)
             if found is None:
-                status, message = "time_limit", f"stopped while probing level {len(levels) + 1}"
+                status = "feasible" if ended.status in ("infeasible", "trouble") else "time_limit"
+                message = f"stopped while probing level {len(levels) + 1}: the LP ended {ended.text}"
                 break
             stuck |= found
         if not stuck.any():  # numerically, no agent could be certified: freeze the lowest ones
@@ -772,7 +862,7 @@ def _waterfill(session: _ModelSession, plan: LeximinPlan, deadline, freeze: str)
         idx = np.flatnonzero(stuck)
         rows = row_of[idx]
         session.set_coefs(plan.level, plan.t_entries[rows], 0.0)
-        session.set_row_bounds(plan.level, rows, np.minimum(tstar, plan.vmax[idx]))
+        floors.freeze(rows, np.minimum(tstar, plan.vmax[idx]))
         free &= ~stuck
         if levels and tstar <= levels[-1] + 1e-7 * max(1.0, abs(levels[-1])):
             # Levels rise strictly in exact arithmetic; one within the solvers' tolerance of the
@@ -782,6 +872,7 @@ def _waterfill(session: _ModelSession, plan: LeximinPlan, deadline, freeze: str)
         else:
             levels.append(tstar)
             frozen_counts.append(int(idx.size))
+    message = "; ".join(filter(None, [message, floors.note()]))
     values_all = last.values if last is not None else np.zeros(model.n_cols)
     agent_values = plan.values(values_all[plan.block.slice])
     kind = "persistent model" if isinstance(session, _HighsSession) else "model re-lowered per LP"
@@ -798,7 +889,8 @@ def _scatter(mask_rows: np.ndarray, rows_agent: np.ndarray, n: int) -> np.ndarra
     return out
 
 
-def _probe(session, plan: LeximinPlan, undecided, tstar, above, row_of, objective_t, deadline):
+def _probe(session, plan: LeximinPlan, undecided, tstar, above, row_of, objective_t, deadline, floors: _Floors,
+           solves: int):
     """Split the ``undecided`` agents into stuck at ``tstar`` (returned mask) and able to exceed it.
 
     ``t`` is fixed at ``tstar``.  Group probes maximise ``sum_{i in U} v_i / a_i^max``
@@ -806,13 +898,14 @@ def _probe(session, plan: LeximinPlan, undecided, tstar, above, row_of, objectiv
     over many agents): agents clearly above ``tstar`` can exceed it; if none is
     and the total gain is negligible, all of ``U`` is stuck (any agent able to
     rise would add at least its ``above_i``).  Otherwise single-agent probes
-    (maximise ``v_j``) decide the rest one by one.  Returns ``(stuck, times)``, or
-    ``(None, times)`` when a probe stopped early.
+    (maximise ``v_j``) decide the rest one by one.  Each probe is solved through ``floors``
+    (numbered after the ``solves`` LPs so far).  Returns ``(stuck, times, None)``, or
+    ``(None, times, run)`` when probe ``run`` stopped early.
     """
     stuck = np.zeros(plan.n_agents, dtype=bool)
     times: list[float] = []
     if not undecided.any():
-        return stuck, times
+        return stuck, times, None
     fixed = tstar - _fix_tol(tstar)
     session.set_bounds(plan.t, 0, fixed, fixed)
     undecided = undecided.copy()
@@ -833,13 +926,13 @@ def _probe(session, plan: LeximinPlan, undecided, tstar, above, row_of, objectiv
                 cols = plan.agent == j
                 objective[plan.block.start + np.flatnonzero(cols)] = plan.coef[cols]
             session.set_objective(objective)
-            run = session.solve(_remaining(deadline))
+            run = floors.solve(deadline, solves + len(times) + 1)
             times.append(run.solve_s)
             if capped.size:
                 session.set_row_bounds(plan.level, capped, 0.0, np.inf)
                 capped = np.zeros(0, dtype=np.int64)
             if run.status != "optimal":
-                return None, times
+                return None, times, run
             values = plan.values(run.values[plan.block.slice])
             up = undecided & (values > tstar + above)
             if group:
@@ -857,7 +950,7 @@ def _probe(session, plan: LeximinPlan, undecided, tstar, above, row_of, objectiv
     finally:
         session.set_objective(objective_t)
         session.set_bounds(plan.t, 0, 0.0, np.inf)
-    return stuck, times
+    return stuck, times, None
 
 
 def _allocation_blocks(model: LinearModel, plan: LeximinPlan) -> list[ConstraintBlock]:
