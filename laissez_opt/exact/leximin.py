@@ -116,6 +116,8 @@ _THETA_SLACK = 1e-7  # relative slack when fixing theta_k
 _COLD_ROUTES = (("simplex", "off"), ("simplex", "choose"), ("ipm", "choose"))
 # Shares of their values by which the frozen agents' floors are eased, one after the other, when
 # a level LP fails on every route (the floors are met by the earlier points only to tolerance).
+# Smaller than the parts' shares (laissez_opt.partition.levels.FLOOR_EASING): the whole model's
+# floors are met to HiGHS's tolerance without the parts' tiny demands.
 FLOOR_EASING = (1e-10, 1e-9, 1e-8)
 
 
