@@ -173,8 +173,9 @@ def test_options_are_checked():
         lo.solve(inst, "maxmin", partitions=2)
     with pytest.raises(InputError, match="cannot be partitioned|no option"):
         lo.solve(inst, "vcg", partitions=2)
-    with pytest.raises(InputError, match="time_limit"):
-        lo.solve(inst, "welfare", partitions=2, time_limit=5)
+    for bad in (0, -1.0, "soon", float("nan")):
+        with pytest.raises(InputError, match="time_limit"):
+            lo.solve(inst, "welfare", partitions=2, time_limit=bad)
     assert lo.solve(inst, "welfare", partitions=None).status == "optimal"
     from laissez_opt.api import solve as whole
 

@@ -218,3 +218,31 @@ def test_whole_leximin_keeps_the_last_levels_when_the_easing_fails(monkeypatch):
     calls["n"], fail_from["n"] = 0, 1
     with pytest.raises(NoSolutionError):
         lo.solve(inst, "maxmin", fractional=True)
+
+
+def test_whole_leximin_keeps_its_levels_at_the_time_limit(monkeypatch):
+    """A level LP after the first that HiGHS stops at the time limit keeps the last level's optimum:
+    status time_limit, verified, and the max-min value still proven by the first level (gap 0);
+    a first LP stopped there keeps HiGHS's feasible point, with no bound."""
+    from laissez_opt.exact import leximin as lex
+
+    inst = _instance(1, 40, 6)  # six level LPs
+    clean = lo.solve(inst, "maxmin", fractional=True)
+    real = lex.limit_next_run
+    calls = {"n": 0, "from": 3}
+
+    def out_of_time(h, seconds):
+        calls["n"] += 1
+        real(h, 0.0 if calls["n"] >= calls["from"] else seconds)
+
+    monkeypatch.setattr(lex, "limit_next_run", out_of_time)
+    cut = lo.solve(inst, "maxmin", fractional=True, time_limit=600)
+    assert cut.status == "time_limit" and cut.verified
+    assert "stopped at level 3" in cut.message and len(cut.details["levels"]) == 2
+    assert cut.objective == pytest.approx(clean.objective, rel=1e-7)
+    assert cut.bound == pytest.approx(clean.objective, rel=1e-7) and cut.gap == pytest.approx(0.0, abs=1e-7)
+    # The first LP stopped: HiGHS's point (x = 0, t = 0 is feasible) is kept without a bound.
+    calls["n"], calls["from"] = 0, 1
+    first = lo.solve(inst, "maxmin", fractional=True, time_limit=600)
+    assert first.status == "time_limit" and first.verified and first.bound is None and first.gap is None
+    assert "stopped at level 1" in first.message and first.details["levels"] == []

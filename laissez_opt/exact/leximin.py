@@ -100,6 +100,7 @@ from ..errors import InputError, NoSolutionError
 from ..limits import SizeEstimate, remaining
 from ..method_spec import Option
 from ..modeling import LinearModel, solve_model
+from ..modeling.highs_route import limit_next_run
 from ..modeling.linear import ConstraintBlock, VariableBlock
 from .common import allocation_size, refuse_overflow
 
@@ -569,7 +570,7 @@ class _HighsSession(_ModelSession):
     def solve(self, time_limit) -> _Run:
         hs = self.highspy
         h = self.h
-        h.setOptionValue("time_limit", float(time_limit) if time_limit is not None else hs.kHighsInf)
+        limit_next_run(h, time_limit)
         S = hs.HighsModelStatus
         large = self.model.n_rows >= _IPM_MIN_ROWS
         if not self.integral:
@@ -607,6 +608,9 @@ class _HighsSession(_ModelSession):
             bound = float(info.mip_dual_bound) if self.integral else (objective if status == S.kOptimal else None)
             state = "optimal" if status == S.kOptimal else ("time_limit" if status == S.kTimeLimit else "feasible")
             return _Run(state, values, objective, bound, duals, solve_s, text, route)
+        if status == S.kTimeLimit and not self.integral:
+            # A level LP cut short: the caller keeps the last level's optimum (or has none, after the first).
+            return _Run("time_limit", None, None, None, None, solve_s, text, route)
         if status == S.kTimeLimit:
             raise NoSolutionError(f"HiGHS hit the time limit before finding a feasible solution ({text})")
         raise NoSolutionError(f"HiGHS returned {text}")
@@ -634,7 +638,7 @@ class _HighsSession(_ModelSession):
                     left = time_limit - (time.perf_counter() - start)
                     if left <= 0:
                         break
-                    h.setOptionValue("time_limit", left)
+                    limit_next_run(h, left)
                 status = solve_cold(h, presolve, solver)
                 if status not in _trouble_statuses():
                     break
@@ -828,6 +832,8 @@ def _waterfill(session: _ModelSession, plan: LeximinPlan, deadline, freeze: str)
         times.append(run.solve_s)
         if run.status in ("infeasible", "trouble") and last is None:
             raise NoSolutionError(f"level LP {solves} ended {run.text} on every route; a numerical failure")
+        if run.values is None and last is None:
+            raise NoSolutionError(f"the time limit ended the first level LP before it found a solution ({run.text})")
         if run.status != "optimal":
             # Numerical trouble after the first level keeps the last level's optimum: feasible, and
             # every level before this one is exact.
@@ -881,7 +887,9 @@ def _waterfill(session: _ModelSession, plan: LeximinPlan, deadline, freeze: str)
     return LeximinOutcome(
         status, values_all, agent_values, levels, frozen_counts, solves, probes, times, session.build_s,
         (last.route if last else "") + f" (leximin: {solves} LPs, {kind})",
-        last.text if last else "", levels[0] if levels and status == "optimal" else None, message,
+        # The first level is the max-min LP, solved to optimality whenever it is in `levels`: its t* bounds
+        # the max-min value even when a later level stopped (time limit, numerical trouble).
+        last.text if last else "", levels[0] if levels else None, message,
     )
 
 

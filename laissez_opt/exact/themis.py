@@ -88,6 +88,7 @@ from ..instance import Instance
 from ..limits import TimeLimitReached, check_deadline, remaining
 from ..method_spec import Method, Option, partition_options, read_state, refuse_partitions, solver_options, state_option
 from ..modeling import LinearModel, solve_model
+from ..modeling.highs_route import limit_next_run
 from ..modeling.solution import Solution
 from ..result import AgentTable, Result
 from .classes import COMPRESS_CHOICES, class_estimate, compress_option, solve_on_classes
@@ -514,7 +515,7 @@ class _HighsSession:
         h.changeColsBounds(self.n_cols, cols, lower, upper)
         h.changeColsCost(self.n_cols, cols, model.objective)
         h.changeRowsBounds(self.n_rows, rows, row_lower, row_upper)
-        h.setOptionValue("time_limit", float(time_limit) if time_limit is not None else hs.kHighsInf)
+        limit_next_run(h, time_limit)
         build = time.perf_counter() - t0 + self.setup_s
         self.setup_s = 0.0
         # The first (cold) solve uses the interior-point method with crossover, which is faster

@@ -86,6 +86,7 @@ from ..instance import Instance
 from ..limits import remaining
 from ..method_spec import Method, Option, solver_options
 from ..modeling import LinearModel
+from ..modeling.highs_route import limit_next_run
 from ..modeling.linear import Transportation
 from ..modeling.solve import Solution, pick_route, solve_model
 from ..result import Result
@@ -615,9 +616,7 @@ class _HighsSession:
 
     def _run(self, time_limit) -> tuple[str, float, str]:
         h = self.h
-        # HiGHS checks its limit against the run clock accumulated over every run() of this object.
-        limit = h.getRunTime() + max(float(time_limit), 0.0) if time_limit is not None else self.highspy.kHighsInf
-        h.setOptionValue("time_limit", limit)
+        limit_next_run(h, time_limit)
         t0 = time.perf_counter()
         h.run()
         seconds = time.perf_counter() - t0

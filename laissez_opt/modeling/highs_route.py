@@ -16,7 +16,30 @@ from ..errors import NoSolutionError, SolverError
 from .linear import LinearModel
 from .solution import Duals, Solution, relative_gap
 
-__all__ = ["solve_highs", "highs_duals"]
+__all__ = ["solve_highs", "highs_duals", "limit_next_run"]
+
+
+def limit_next_run(h, seconds: float | None) -> None:
+    """Give the next ``h.run()`` of the ``highspy.Highs`` object ``h`` at most ``seconds`` (``None``: no limit).
+
+    HiGHS compares its ``time_limit`` option with the run clock accumulated over every
+    ``run()`` of the object, ``clearSolver`` or not, so a persistent model re-solved
+    level after level must set the limit to the clock's reading plus what it may
+    spend (with the plain value, a leximin that had spent 30 s in HiGHS and had 20 s
+    left stopped its next LP at once).
+
+    >>> import highspy
+    >>> h = highspy.Highs()
+    >>> limit_next_run(h, 5.0)
+    >>> h.getOptionValue("time_limit")[1] == h.getRunTime() + 5.0
+    True
+    """
+    import highspy
+
+    if seconds is None:
+        h.setOptionValue("time_limit", highspy.kHighsInf)
+    else:
+        h.setOptionValue("time_limit", h.getRunTime() + max(float(seconds), 0.0))
 
 
 def highs_duals(h, column_lower: np.ndarray, row_lower: np.ndarray, *, basis: bool = True) -> Duals:

@@ -40,7 +40,10 @@ def solve(instance, method: str = "welfare", *, solver=None, via=None, time_limi
     ``scheduler``), the merged allocation verified, and ``bound`` and ``gap``
     proven by a Lagrangian bound from the parts' duals (status ``feasible``;
     ``details["partition"]`` has ``k``, ``seed``, each part's status and time, the
-    executor).  Every other argument as in :func:`laissez_opt.api.solve`.
+    executor).  ``time_limit`` covers the parts: one it stops keeps its last feasible
+    point, one not started gives its agents nothing, and the status is then
+    ``time_limit`` (:func:`~laissez_opt.partition.run.solve_partitioned`).  Every other
+    argument as in :func:`laissez_opt.api.solve`.
 
     >>> import laissez_opt as lo
     >>> inst = lo.generate("uniform", 30, 3, seed=1)
@@ -63,7 +66,7 @@ def solve(instance, method: str = "welfare", *, solver=None, via=None, time_limi
     if method == "themis" and opts.get("fairness_knob", 0.0) != 0:
         raise InputError("partitioned themis takes fairness_knob 0 only (every active agent bids)",
                          path="option fairness_knob")
-    taken = {"fractional", "normalizer", "solver", "fairness_knob"} | ({"levels"} if method == "maxmin" else set())
+    taken = {"fractional", "normalizer", "solver", "fairness_knob", "time_limit"} | ({"levels"} if method == "maxmin" else set())
     ignored = sorted(set(opts) - set(PARTITION_OPTION_NAMES) - taken)
     if ignored:
         raise InputError(f"partitioned {method} does not take option {ignored[0]}", path=f"option {ignored[0]}")
@@ -79,4 +82,5 @@ def solve(instance, method: str = "welfare", *, solver=None, via=None, time_limi
                              capacity_split=given.get("capacity_split", "equal"), executor=given.get("executor", "inline"),
                              workers=given.get("workers"), scheduler=given.get("scheduler"),
                              fractional=bool(opts.get("fractional", False)),
-                             normalizer=opts.get("normalizer", "equal_share"), levels=levels, check=check)
+                             normalizer=opts.get("normalizer", "equal_share"), levels=levels, check=check,
+                             time_limit=opts.get("time_limit"))

@@ -32,17 +32,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, NoSolutionError
+from ..limits import TimeLimitReached, deadline
 from ..modeling import LinearModel, solve_model
 
 __all__ = ["Problem", "PART_METHODS", "CAPACITY_SPLITS", "split_agents", "pool_presence", "split_capacity", "part_tasks", "solve_part",
            "lagrangian_bound", "merge", "build_part", "price_task", "check_feasible", "inner_maximum", "price_candidates", "refine_prices",
-           "equal_share_normalizer", "objective_of", "participants", "max_t_model"]
+           "equal_share_normalizer", "objective_of", "participants", "max_t_model", "STOPPED", "NOT_RUN", "unsolved_part"]
 
 #: Methods the array core solves per part: ``welfare`` (the LP), ``maxmin`` (leximin levels), ``themis``
 #: (fractional ``min max rho``, :mod:`laissez_opt.partition.themis`).
 PART_METHODS = ("welfare", "maxmin", "themis")
 _INF = math.inf
+#: A part's status when its run's time limit stopped it: it keeps the last feasible point it had
+#: (a leximin part its last level's, a welfare part the solver's, if any), else no allocation.
+STOPPED = "time_limit"
+#: A part's status when its run's time limit had passed before it started: no allocation.
+NOT_RUN = "not_run"
 
 
 @dataclass
@@ -287,7 +293,39 @@ def build_part(task: dict) -> tuple[LinearModel, object, object, object, np.ndar
     return model, x, cap, level, can
 
 
+def unsolved_part(task: dict, status: str, seconds: float = 0.0) -> dict:
+    """The outcome of a part that returned no allocation (its agents get nothing): ``status`` says why."""
+    return {"part": task["part"], "status": status, "objective": None, "x": None, "prices": None, "lam": None,
+            "can": None, "seconds": seconds, "cpu_s": 0.0}
+
+
 def solve_part(task: dict) -> dict:
+    """:func:`solve_part_now` within ``task["deadline"]`` (seconds since the epoch, the whole run's; None: no limit).
+
+    A part the deadline has passed for is not started (status :data:`NOT_RUN`); one
+    running at the deadline stops there (:data:`STOPPED`), with the last feasible point
+    it had or none.  The deadline is wall-clock time since the epoch, so it means the
+    same in every worker process and on every machine of a cluster with synchronised clocks.
+
+    >>> t = {"part": 0, "method": "welfare", "edge_agent": np.array([0]), "edge_pool": np.array([0]),
+    ...      "coef": np.array([1.0]), "demands": np.array([1.0]), "capacity": np.array([1]), "deadline": 0.0}
+    >>> solve_part(t)["status"]
+    'not_run'
+    """
+    end = task.get("deadline")
+    if end is None:
+        return solve_part_now(task)
+    start = time.time()
+    if end - start <= 0:
+        return unsolved_part(task, NOT_RUN)
+    with deadline(end - start):
+        try:
+            return solve_part_now(task)
+        except (NoSolutionError, TimeLimitReached):
+            return unsolved_part(task, STOPPED, time.time() - start)
+
+
+def solve_part_now(task: dict) -> dict:
     """Solve one part (a task of :func:`part_tasks`, model :func:`build_part`) with HiGHS; arrays and duals.
 
     ``task["levels"]`` (maxmin) ``"all"``: every leximin level, ``"first"``: the max-min LP

@@ -20,7 +20,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..exact.leximin import solve_cold, value_unit
-from .core import Problem, inner_maximum, max_t_model
+from ..limits import remaining
+from ..modeling.highs_route import limit_next_run
+from .core import STOPPED, Problem, inner_maximum, max_t_model
 
 __all__ = ["leximin_part", "optimal_face", "standalone_unique", "DUAL_NONZERO", "CAP_HINT_SHARE"]
 
@@ -400,6 +402,7 @@ def leximin_part(task: dict) -> dict:
     hint = task.get("cap_below")
     first_cap_failed = False
     capped_first = np.zeros(0, dtype=np.int64)
+    limit_next_run(h, remaining())  # the part's share of its run's time limit, if any (solve_part)
     if hint is not None and caps and task.get("levels") != "first":
         if isinstance(hint, bool) or not isinstance(hint, (int, float)) or not math.isfinite(hint) or hint < 0:
             raise InputError(f"cap_below must be a finite number >= 0, got {hint!r}", path="option cap_below")
@@ -419,6 +422,13 @@ def leximin_part(task: dict) -> dict:
     while free.any():
         h = model.h
         sol = None
+        left = remaining()
+        if left is not None and left <= 0:
+            status = STOPPED
+            break
+        # One limit for every LP of this level (the cap search's and the retries' too): HiGHS
+        # counts them all on its run clock.
+        limit_next_run(h, left)
         if not solved:
             h.run()
             if model.raised_t is not None and h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
@@ -441,6 +451,9 @@ def leximin_part(task: dict) -> dict:
             restored = False
         # After a bound released unbinding, HiGHS reports no status, but the optimum read stands.
         model_status = highspy.HighsModelStatus.kOptimal if sol is not None else h.getModelStatus()
+        if model_status == highspy.HighsModelStatus.kTimeLimit:
+            status = STOPPED  # the last level's optimum stands: feasible, every level before exact
+            break
         if model_status != highspy.HighsModelStatus.kOptimal:
             # Numerical trouble (a warm start ending "infeasible" although the previous optimum
             # is feasible by construction, an interior point short of its tolerances): this level
@@ -467,7 +480,8 @@ def leximin_part(task: dict) -> dict:
             _set_lp(h, warm=True)
         if model_status != highspy.HighsModelStatus.kOptimal:
             # Keep the last level's optimum: feasible, with every level before this one exact.
-            status = f"stopped at level {lps}: HiGHS {h.modelStatusToString(model_status)}"
+            status = (STOPPED if model_status == highspy.HighsModelStatus.kTimeLimit
+                      else f"stopped at level {lps}: HiGHS {h.modelStatusToString(model_status)}")
             break
         if sol is None:
             sol = h.getSolution()
@@ -561,6 +575,8 @@ def leximin_part(task: dict) -> dict:
                 face_rebuilds += 1
     x, repaired = _repair(x, edge_agent, edge_pool, capacity, demands)
     values = np.bincount(edge_agent, weights=coef * x, minlength=n_local)
+    if status == STOPPED and first.get("objective") is None:
+        x = None  # stopped before its first level: no allocation of its own
     return {"part": task["part"], "status": status, "objective": first.get("objective"), "x": x,
             "prices": None if first["prices"] is None else first["prices"] / unit,
             "lam": first["lam"], "can": included, "values": values / unit, "levels": levels,

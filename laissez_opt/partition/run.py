@@ -20,13 +20,13 @@ import time
 
 import numpy as np
 
-from ..errors import InputError, LaissezOptError
-from ..harness.executors import Failure, run_dask, run_inline, run_local_pool
+from ..errors import InputError, LaissezOptError, NoSolutionError
+from ..harness.executors import Failure, Limits, run_dask, run_inline, run_local_pool
 from ..modeling.solution import relative_gap
 from .levels import CAP_HINT_SHARE
 from .themis import max_rho, themis_bound
 from .core import (
-    CAPACITY_SPLITS, PART_METHODS, Problem, check_feasible, equal_share_normalizer, inner_maximum, lagrangian_bound, merge, objective_of, participants, refine_prices,
+    CAPACITY_SPLITS, NOT_RUN, PART_METHODS, STOPPED, Problem, check_feasible, equal_share_normalizer, inner_maximum, lagrangian_bound, merge, objective_of, participants, refine_prices,
     part_tasks, price_candidates, price_task, solve_part,
 )
 
@@ -51,6 +51,9 @@ REFINE_MIN_SECONDS = 1.0
 #: others its common level as ``cap_below`` (:func:`~laissez_opt.partition.levels.leximin_part`); below
 #: it, the one part solved alone would hold up the pool for too long a share of the run.
 PILOT_MIN_PARTS = 32
+#: With a time limit, the local pool and Dask end a part still running this long after the deadline
+#: (the parts stop themselves at it; this catches a worker stuck outside the solver).
+DEADLINE_GRACE_S = 10.0
 #: Largest violation the merged allocation may show in the vectorised check.
 FEASIBILITY_TOL = 1e-6
 #: A bound below the merged (feasible) objective by at most this, relative, is solver tolerance: raised to it.
@@ -83,14 +86,14 @@ def resolve_parts(partitions, n_edges: int, n_agents: int, method: str = "welfar
     return max(1, min(k, n_agents))
 
 
-def _run(tasks: list[dict], executor: str, workers: int | None, scheduler: str | None):
+def _run(tasks: list[dict], executor: str, workers: int | None, scheduler: str | None, limits: Limits | None = None):
     if executor == "inline":
         return run_inline(solve_part, tasks)
     count = max(1, min(workers or os.cpu_count() or 1, len(tasks)))
     if executor == "local":
-        return run_local_pool(solve_part, tasks, workers=count)
+        return run_local_pool(solve_part, tasks, workers=count, limits=limits)
     if executor == "dask":
-        return run_dask(solve_part, tasks, workers=count, scheduler=scheduler)
+        return run_dask(solve_part, tasks, workers=count, scheduler=scheduler, limits=limits)
     raise InputError(f"unknown executor {executor!r}; choose inline, local or dask", path="option executor")
 
 
@@ -123,7 +126,7 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
                  workers: int | None = None, scheduler: str | None = None, integral: bool = False,
                  refine: int = REFINE_STEPS, levels: str = "all", caps: bool = True, face: bool = True,
                  capacity_split: str | None = None, lag: np.ndarray | None = None,
-                 active: np.ndarray | None = None) -> dict:
+                 active: np.ndarray | None = None, deadline: float | None = None) -> dict:
     """Split ``problem`` (``coef`` set, :meth:`Problem.for_method`), solve the parts, merge, verify, bound.
 
     ``levels`` (maxmin): ``"all"`` runs every leximin level in each part
@@ -151,6 +154,11 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
     ``objective`` is the merged ``max_i rho_i``, ``values`` the rates ``r_i``, and ``bound``
     a certified LOWER bound on the whole ``rho*`` (:func:`~laissez_opt.partition.themis.themis_bound`;
     ``gap = (objective - bound) / objective``).
+    ``deadline`` (seconds since the epoch): every part stops there (:func:`~laissez_opt.partition.core.solve_part`:
+    a part not started by then gets no allocation, one running keeps its last feasible point), the
+    bound's subgradient steps too; the bound stays valid, since any prices and level duals give one
+    (``models/partition.md``).  The local pool also ends a part still running
+    :data:`DEADLINE_GRACE_S` after it (a worker stuck outside the solver).
     Returns ``amounts`` (per edge), ``values`` (per agent), ``objective``, ``bound``,
     ``gap`` and ``details`` (``k``, ``seed``, ``executor``, per-part status, objective
     and seconds, the price candidate that gave the bound, the largest violation
@@ -193,6 +201,9 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
         for task in tasks:
             task["flow"] = True
         jobs.insert(0, price_task(problem, PRICE_SAMPLE, seed))
+    if deadline is not None:
+        for task in jobs:
+            task["deadline"] = float(deadline)
     timing["split_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     outcomes: dict[int, dict] = {}
@@ -212,7 +223,8 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
         if level is not None:
             for task in jobs:
                 task["cap_below"] = first_caps["cap_below"]
-    for task, outcome in _run(jobs, executor, workers, scheduler):
+    cap = None if deadline is None else Limits(time=max(deadline - time.time(), 0.0) + DEADLINE_GRACE_S)
+    for task, outcome in _run(jobs, executor, workers, scheduler, cap):
         if isinstance(outcome, Failure):
             failures[task["part"]] = f"{outcome.kind}: {outcome.message}"
             outcomes[task["part"]] = {"part": task["part"], "status": "failed", "objective": None, "x": None,
@@ -235,6 +247,10 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
     timing["verify_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     budget = max(REFINE_MIN_SECONDS, REFINE_SHARE * timing["solve_s"])
+    if deadline is not None:
+        budget = min(budget, deadline - time.time())
+        if budget <= 0:
+            refine = 0
     if method == "themis":
         bound, which = _themis_bound(problem, lag, active, jobs, outcomes)
     else:
@@ -253,16 +269,20 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
             # bound below it by no more than the solvers' tolerance is that tolerance, not a gap.
             bound, clamped = objective, True
         gap = None if bound is None else relative_gap(objective, max(bound, objective))
-    note = "gap = (bound - objective) / objective, bound from the parts' duals (models/partition.md)"
-    if method == "themis":
-        note = ("gap = (objective - bound) / objective: objective the merged max rho, bound a certified lower "
-                "bound on the whole rho* (models/partition.md, Themis)")
-        if not math.isfinite(objective):
-            note = "an active agent got no device in its part: the merged max rho is infinite and no gap is defined"
+    cut = {name: [q + 1 for q in range(k) if outcomes[q]["status"] == name] for name in (STOPPED, NOT_RUN)}
     if bound is None:
         note = "no bound: no part returned duals"
+    elif method == "themis" and not math.isfinite(objective):
+        note = "an active agent got no rate (no device in its part, or no allocation from it): the merged max rho is infinite and no gap is defined"
     elif gap is None:
         note = "the merged objective is 0, so a relative gap is undefined; the absolute gap is bound - objective"
+    elif method == "themis":
+        note = ("gap = (objective - bound) / objective: objective the merged max rho, bound a certified lower "
+                "bound on the whole rho* (models/partition.md, Themis)")
+    else:
+        note = "gap = (bound - objective) / objective, bound from the parts' duals (models/partition.md)"
+    if any(outcomes[q].get("x") is None for q in range(k)):
+        note += "; the parts that returned no allocation (time limit, failure) hold their agents at 0"
     details = {
         "k": k, "seed": seed, "executor": executor, "method": method,
         "levels": None if method != "maxmin" else levels,
@@ -278,6 +298,8 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
                    "cap_frozen": outcomes[q].get("cap_frozen"), "levels": None if outcomes[q].get("levels") is None
                    else len(outcomes[q]["levels"])} for q in range(k)],
         "failures": failures, "bound_from": which, "gap_note": note, "bound_raised_to_objective": clamped,
+        "stopped_at_deadline": cut[STOPPED], "not_run": cut[NOT_RUN],
+        "allocated_parts": sum(1 for q in range(k) if outcomes[q].get("x") is not None),
         "first_level_caps": None if first_caps is None else dict(
             first_caps, parts_capped=sum(1 for q in range(k) if outcomes[q].get("first_capped")),
             parts_missed=sum(1 for q in range(k) if outcomes[q].get("first_cap_failed"))),
@@ -363,7 +385,7 @@ def problem_of(instance) -> Problem:
 def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", partition_seed: int = 0,
                       capacity_split: str = "equal", executor: str = "inline", workers: int | None = None,
                       scheduler: str | None = None, fractional: bool = False, normalizer: str = "equal_share", levels: str = "all",
-                      check: bool = True):
+                      check: bool = True, time_limit: float | None = None):
     """POP-style partitioned ``welfare``, fractional ``maxmin`` (leximin per part) or fractional ``themis``, as a Result.
 
     The agents are split uniformly at random (``partition_seed``) into ``K`` parts,
@@ -381,6 +403,14 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     (:func:`laissez_opt.partition.themis.themis_bound`) and ``gap = (objective - bound) / objective``.
     Status ``feasible``.
 
+    ``time_limit`` (seconds, from this call): the parts stop at it (:func:`solve_arrays`'s
+    ``deadline``); if any part stopped there or never started, the status is
+    ``time_limit`` and the message counts them (their agents hold what the part's last
+    feasible point gave, or nothing); the bound and gap stay proven.  If no part returned
+    an allocation, :class:`~laissez_opt.errors.NoSolutionError` (exit code 4).  The merge,
+    the check and the bound's evaluations (one pass over the edges per price candidate)
+    run after the parts, past the limit if it is that tight.
+
     Reference: Narayanan et al., POP, SOSP 2021.
 
     >>> import laissez_opt as lo
@@ -395,6 +425,7 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     from ..result import Result, agent_values, allocation_columns, utility_map
 
     start = time.perf_counter()
+    end = None if time_limit is None else time.time() + float(time_limit)
     if method in ("maxmin", "themis") and not fractional:
         raise InputError(f"partitioned {method} is fractional only: add fractional=True", path="option partitions")
     if normalizer not in NORMALIZERS:
@@ -417,7 +448,12 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     integral = method == "welfare" and not fractional
     out = solve_arrays(problem, method, partitions=partitions, seed=partition_seed, executor=executor,
                        workers=workers, scheduler=scheduler, integral=integral, lag=lag, active=active,
-                       levels=levels, capacity_split=None if integral and capacity_split == "equal" else capacity_split)
+                       levels=levels, capacity_split=None if integral and capacity_split == "equal" else capacity_split,
+                       deadline=end)
+    found = out["details"]
+    if time_limit is not None and not found["allocated_parts"]:
+        raise NoSolutionError(f"the time limit of {time_limit:g} s passed before any of the {found['k']} parts "
+                              f"returned an allocation")
     amounts = out["amounts"]
     if integral:
         rounded = np.rint(amounts)
@@ -457,13 +493,18 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     k = out["details"]["k"]
     message = (f"POP partition into {k} random parts: a feasible allocation with a proven gap"
                + ("" if gap is None else f" of {gap:.3g}") + ", not an optimum")
+    stopped, unstarted = found["stopped_at_deadline"], found["not_run"]
+    status = "time_limit" if stopped or unstarted else "feasible"
+    if status == "time_limit":
+        message += (f"; the time limit of {time_limit:g} s stopped {len(stopped)} part(s) at their last feasible point"
+                    f" and left {len(unstarted)} not started (their agents get nothing)")
     result = Result(
-        instance=instance.name, method=method, status="feasible", solver="highs", objective=objective,
+        instance=instance.name, method=method, status=status, solver="highs", objective=objective,
         bound=bound, gap=gap, allocation=allocation_columns(instance, amounts[:, None]),
         utilities=agent_values(instance, utilities), timing=out["timing"],
         params={"partitions": partitions, "partition_seed": partition_seed, "capacity_split": capacity_split,
                 "executor": executor,
-                "fractional": fractional, "time_limit": None, "seed": partition_seed,  # the contract's keys
+                "fractional": fractional, "time_limit": time_limit, "seed": partition_seed,  # the contract's keys
                 **({"normalizer": normalizer, "levels": next(k for k, v in PART_LEVELS.items() if v == levels)}
                    if method == "maxmin" else {})},
         route="partitioned", solver_status=f"{k} parts",

@@ -31,7 +31,9 @@ import time
 import numpy as np
 
 from ..errors import InputError
-from .core import Problem, inner_maximum, max_t_model
+from ..limits import remaining
+from ..modeling.highs_route import limit_next_run
+from .core import STOPPED, Problem, inner_maximum, max_t_model
 
 __all__ = ["themis_arrays", "themis_part", "themis_bound", "max_rho", "root_of", "MAX_LAG", "TOLERANCE"]
 
@@ -178,18 +180,27 @@ def themis_part(task: dict) -> dict:
         rho = max(target, lo)
     status, lps = "optimal", 0
     for _ in range(MAX_EVALUATIONS):
+        left = remaining()  # the part's share of its run's time limit, if any (solve_part)
+        if left is not None and left <= 0:
+            status = STOPPED
+            break
+        limit_next_run(h, left)
         b = np.zeros(n_bid) if math.isinf(rho) else 1.0 / (rho - lag)
         if lps:
             h.changeRowsBounds(n_bid, finish_rows, b, np.full(n_bid, inf))
         h.run()
         lps += 1
+        if h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+            status = STOPPED  # the best point so far stands (none before the first evaluation)
+            break
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             h.clearSolver()
             h.setOptionValue("solver", "simplex")
             h.setOptionValue("presolve", "choose")
             h.run()
             if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-                status = f"stopped after {lps} evaluations: HiGHS {h.modelStatusToString(h.getModelStatus())}"
+                status = (STOPPED if h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit else
+                          f"stopped after {lps} evaluations: HiGHS {h.modelStatusToString(h.getModelStatus())}")
                 break
         if lps == 1:
             h.setOptionValue("solver", "simplex")
@@ -229,6 +240,8 @@ def themis_part(task: dict) -> dict:
     lam = np.zeros(n_local)
     if out.get("lam_rows") is not None:
         lam[bid] = out.pop("lam_rows")
+    if status == STOPPED and "rho" not in out:
+        best_x = None  # stopped before its first evaluation: no allocation of its own
     out.update(status=status, objective=max_rho(values, lag_all, active), lower=lo, x=best_x, values=values,
                lam=lam, lps=lps, seconds=time.perf_counter() - start, cpu_s=time.process_time() - cpu)
     return out
