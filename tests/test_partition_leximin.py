@@ -246,3 +246,46 @@ def test_whole_leximin_keeps_its_levels_at_the_time_limit(monkeypatch):
     first = lo.solve(inst, "maxmin", fractional=True, time_limit=600)
     assert first.status == "time_limit" and first.verified and first.bound is None and first.gap is None
     assert "stopped at level 1" in first.message and first.details["levels"] == []
+
+
+def test_a_part_in_trouble_tries_every_cold_route_in_turn(monkeypatch):
+    """A part's level LP in numerical trouble is solved again from scratch by each of the whole model's
+    cold routes until one ends cleanly (the 431st level LP of the heterogeneous 1,000 x 1,000 instance,
+    one part, ended "unknown" under dual simplex with presolve and stopped the part's leximin there)."""
+    import highspy
+
+    from laissez_opt.exact.leximin import COLD_ROUTES
+    from laissez_opt.partition import levels
+
+    S = highspy.HighsModelStatus
+    tried = []
+    answers = iter([S.kUnknown, S.kInfeasible, S.kOptimal])
+
+    def fake_cold(h, presolve, solver):
+        tried.append((solver, presolve))
+        return next(answers)
+
+    monkeypatch.setattr(levels, "solve_cold", fake_cold)
+    assert levels._solve_cold_routes(object()) == S.kOptimal
+    assert tried == list(COLD_ROUTES)
+    tried.clear()
+    answers = iter([S.kTimeLimit])
+    assert levels._solve_cold_routes(object()) == S.kTimeLimit and len(tried) == 1  # a limit is no trouble
+
+
+def test_a_part_whose_leximin_stopped_short_is_named_in_the_message(monkeypatch):
+    from laissez_opt.partition import run
+
+    inst = _instance(3, 60, 8)
+    real = run.solve_part
+
+    def short_part(task):
+        out = real(task)
+        if task["part"] == 1:
+            out["status"] = "stopped at level 4: HiGHS Unknown"
+        return out
+
+    monkeypatch.setattr(run, "solve_part", short_part)
+    r = lo.solve(inst, "maxmin", fractional=True, partitions=3)
+    assert r.status == "feasible" and r.verified
+    assert "part 2 stopped at level 4: HiGHS Unknown" in r.message and "not the method's" in r.message

@@ -114,7 +114,7 @@ _DUAL_NONZERO = 1e-9
 _IPM_MIN_ROWS = 500  # level LPs with at least this many rows start with the interior point method
 _THETA_SLACK = 1e-7  # relative slack when fixing theta_k
 # The cold routes of a level LP in numerical trouble, in order: (solver, presolve).
-_COLD_ROUTES = (("simplex", "off"), ("simplex", "choose"), ("ipm", "choose"))
+COLD_ROUTES = (("simplex", "off"), ("simplex", "choose"), ("ipm", "choose"))
 # Shares of their values by which the frozen agents' floors are eased, one after the other, when
 # a level LP fails on every route (the floors are met by the earlier points only to tolerance).
 # Smaller than the parts' shares (laissez_opt.partition.levels.FLOOR_EASING): the whole model's
@@ -122,7 +122,7 @@ _COLD_ROUTES = (("simplex", "off"), ("simplex", "choose"), ("ipm", "choose"))
 FLOOR_EASING = (1e-10, 1e-9, 1e-8)
 
 
-def _trouble_statuses():
+def trouble_statuses():
     """HiGHS model statuses that mean numerical trouble for a level LP (every level LP is feasible and bounded)."""
     import highspy
 
@@ -586,7 +586,7 @@ class _HighsSession(_ModelSession):
             h.run()
             h.setOptionValue("presolve", "choose")
             status = h.getModelStatus()
-        if status in _trouble_statuses() and not self.integral:
+        if status in trouble_statuses() and not self.integral:
             # Numerical trouble, not the LP (every level LP is feasible: the last level's point is
             # feasible in it): again from scratch, within what is left of the limit.
             status = self._retry_from_scratch(None if time_limit is None
@@ -595,7 +595,7 @@ class _HighsSession(_ModelSession):
         text = h.modelStatusToString(status)
         info = h.getInfo()
         route = "highspy-mip" if self.integral else "highspy-lp"
-        if status in _trouble_statuses() and not self.integral:
+        if status in trouble_statuses() and not self.integral:
             return _Run("trouble", None, None, None, None, solve_s, text, route)
         if status == S.kInfeasible:
             return _Run("infeasible", None, None, None, None, solve_s, text, route)
@@ -616,7 +616,7 @@ class _HighsSession(_ModelSession):
         raise NoSolutionError(f"HiGHS returned {text}")
 
     def _retry_from_scratch(self, time_limit):
-        """The level LP again from scratch by each of :data:`_COLD_ROUTES` until one ends cleanly; its status.
+        """The level LP again from scratch by each of :data:`COLD_ROUTES` until one ends cleanly; its status.
 
         A warm-started simplex run can end "unknown" (numerical trouble: seen on the 415th level LP of
         a heterogeneous 500 x 1,000 instance, after 140 dual simplex iterations), or "infeasible" (the
@@ -633,14 +633,14 @@ class _HighsSession(_ModelSession):
         start = time.perf_counter()
         status = None
         try:
-            for solver, presolve in _COLD_ROUTES:
+            for solver, presolve in COLD_ROUTES:
                 if time_limit is not None:  # the next solve sets its own
                     left = time_limit - (time.perf_counter() - start)
                     if left <= 0:
                         break
                     limit_next_run(h, left)
                 status = solve_cold(h, presolve, solver)
-                if status not in _trouble_statuses():
+                if status not in trouble_statuses():
                     break
             return status if status is not None else S.kTimeLimit
         finally:

@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from ..errors import InputError
-from ..exact.leximin import solve_cold, value_unit
+from ..exact.leximin import COLD_ROUTES, solve_cold, trouble_statuses, value_unit
 from ..limits import remaining
 from ..modeling.highs_route import limit_next_run
 from .core import STOPPED, Problem, inner_maximum, max_t_model
@@ -28,6 +28,8 @@ __all__ = ["leximin_part", "optimal_face", "standalone_unique", "DUAL_NONZERO", 
 
 #: A level dual counts as nonzero above this (the free rows' duals sum to 1).
 DUAL_NONZERO = 1e-9
+#: A reduced cost fixes its column on the optimal face above this (:func:`optimal_face`).
+FACE_REDUCED_COST = 1e-9
 
 
 #: A frozen agent's floor sits this share of its value below it (:func:`hair_below`).
@@ -115,7 +117,7 @@ def optimal_face(edge_agent: np.ndarray, edge_pool: np.ndarray, x: np.ndarray, u
     n = free.shape[0]
     at_zero = x <= 1e-12 * np.maximum(1.0, upper)
     at_upper = x >= upper * (1 - 1e-12)
-    fixed = (at_zero & (reduced_cost < -DUAL_NONZERO)) | (at_upper & (reduced_cost > DUAL_NONZERO)) | (upper <= 0)
+    fixed = (at_zero & (reduced_cost < -FACE_REDUCED_COST)) | (at_upper & (reduced_cost > FACE_REDUCED_COST)) | (upper <= 0)
     movable = ~fixed
     graph = coo_matrix((np.ones(int(movable.sum())), (edge_agent[movable], n + edge_pool[movable])),
                        shape=(n + n_pools, n + n_pools))
@@ -461,21 +463,20 @@ def leximin_part(task: dict) -> dict:
             if model.raised_t is not None:
                 _release_raised_t(model)
             sol = None
-            model_status = solve_cold(h)
+            model_status = _solve_cold_routes(h)
             retries += 1
             for share in FLOOR_EASING:
-                if model_status != highspy.HighsModelStatus.kInfeasible:
+                if model_status not in trouble_statuses():
                     break
                 # The floors, each met by an earlier point only to HiGHS's tolerance, can miss being
                 # jointly feasible by about that much (seen: by 1e-8 of their values, after 30
-                # levels of a part with demands of 0.02): eased by `share`, the level again.
+                # levels of a part with demands of 0.02; "unknown" on every route at the 431st LP
+                # of the heterogeneous 1,000 x 1,000 instance in one part): eased by `share`, the level again.
                 eased = np.flatnonzero(~free & included & (model.row_of >= 0))
                 floors[eased] -= share * np.abs(floors[eased])
                 h.changeRowsBounds(eased.size, (model.base_l + model.row_of[eased]).astype(np.int32),
                                    floors[eased] - offset[eased], np.full(eased.size, inf))
-                h.clearSolver()
-                h.run()
-                model_status = h.getModelStatus()
+                model_status = _solve_cold_routes(h)
                 floor_easings += 1
             _set_lp(h, warm=True)
         if model_status != highspy.HighsModelStatus.kOptimal:
@@ -769,6 +770,18 @@ SIMPLEX_FIRST_MAX_EDGES = 2_200
 #: square-root; 4,000 square-root (1,250) 73.9 against 62.7.  The dual simplex first LP alone is
 #: 2.2 to 2.5 times cheaper on the smaller parts, and the later levels lose less than that.
 SIMPLEX_EVERY_LEVEL_MAX_EDGES = 1_900
+
+
+def _solve_cold_routes(h):
+    """The model from scratch by each of :data:`laissez_opt.exact.leximin.COLD_ROUTES` (dual simplex
+    without and with presolve, interior point with crossover) until one ends out of numerical
+    trouble; its model status.  The caller sets its own options back (:func:`_set_lp`)."""
+    status = None
+    for solver, presolve in COLD_ROUTES:
+        status = solve_cold(h, presolve, solver)
+        if status not in trouble_statuses():
+            break
+    return status
 
 
 def _set_lp(h, warm: bool, crossover: bool = True, presolve: bool = False, simplex: bool = False) -> None:

@@ -493,6 +493,17 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     k = out["details"]["k"]
     message = (f"POP partition into {k} random parts: a feasible allocation with a proven gap"
                + ("" if gap is None else f" of {gap:.3g}") + ", not an optimum")
+    # A part whose own solve stopped short (leximin: a level LP in numerical trouble on every route
+    # and every easing; Themis: a bracket not closed) keeps its last point: feasible, and the bound
+    # stands, but its later values are not what the method defines: say so.
+    short = [(p["part"], p["status"]) for p in found["parts"]
+             if p["status"] not in ("optimal", "feasible", STOPPED, NOT_RUN, "failed")]
+    if short:
+        message += "; " + ", ".join(f"part {q} {text}" for q, text in short) + (
+            " (its agents above that point hold the last point's values, not the method's)")
+    failed = sorted(q + 1 for q in found["failures"] if q >= 0)
+    if failed:
+        message += f"; part(s) {', '.join(map(str, failed))} failed (details['partition']['failures']) and give their agents nothing"
     stopped, unstarted = found["stopped_at_deadline"], found["not_run"]
     status = "time_limit" if stopped or unstarted else "feasible"
     if status == "time_limit":
