@@ -254,9 +254,10 @@ def test_a_part_in_trouble_tries_every_cold_route_in_turn(monkeypatch):
     one part, ended "unknown" under dual simplex with presolve and stopped the part's leximin there)."""
     import highspy
 
-    from laissez_opt.exact.leximin import COLD_ROUTES
+    from laissez_opt.exact import leximin as lex
     from laissez_opt.partition import levels
 
+    assert levels.solve_cold_routes is lex.solve_cold_routes  # the parts retry as the whole model does
     S = highspy.HighsModelStatus
     tried = []
     answers = iter([S.kUnknown, S.kInfeasible, S.kOptimal])
@@ -265,12 +266,12 @@ def test_a_part_in_trouble_tries_every_cold_route_in_turn(monkeypatch):
         tried.append((solver, presolve))
         return next(answers)
 
-    monkeypatch.setattr(levels, "solve_cold", fake_cold)
-    assert levels._solve_cold_routes(object()) == S.kOptimal
-    assert tried == list(COLD_ROUTES)
+    monkeypatch.setattr(lex, "solve_cold", fake_cold)
+    assert lex.solve_cold_routes(object()) == S.kOptimal
+    assert tried == list(lex.COLD_ROUTES)
     tried.clear()
     answers = iter([S.kTimeLimit])
-    assert levels._solve_cold_routes(object()) == S.kTimeLimit and len(tried) == 1  # a limit is no trouble
+    assert lex.solve_cold_routes(object()) == S.kTimeLimit and len(tried) == 1  # a limit is no trouble
 
 
 def test_a_part_whose_leximin_stopped_short_is_named_in_the_message(monkeypatch):

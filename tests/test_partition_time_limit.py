@@ -172,3 +172,24 @@ def test_cli_reports_time_limit_status(tmp_path, monkeypatch):
     data = json.loads(out.stdout)
     assert data["status"] == "time_limit" and data["params"]["time_limit"] == 600
     assert data["details"]["partition"]["not_run"] == [2, 3]
+
+
+def test_a_part_failing_for_another_reason_is_not_blamed_on_the_deadline(monkeypatch):
+    """Only a solve that ends at its deadline is 'stopped'; an earlier NoSolutionError is the part's own."""
+    inst = _instance()
+
+    def no_solution(task):
+        raise NoSolutionError("HiGHS returned Unknown (injected)")
+
+    monkeypatch.setattr(core, "solve_part_now", no_solution)
+    with pytest.raises(NoSolutionError, match="injected"):
+        lo.solve(inst, "welfare", fractional=True, partitions=2, time_limit=600)
+
+
+def test_the_array_deadline_is_checked():
+    from laissez_opt.errors import InputError
+
+    problem = run.problem_of(_instance()).for_method("welfare")
+    for bad in ("soon", float("nan"), True):
+        with pytest.raises(InputError, match="deadline"):
+            run.solve_arrays(problem, "welfare", partitions=2, deadline=bad)

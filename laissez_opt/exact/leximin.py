@@ -628,24 +628,37 @@ class _HighsSession(_ModelSession):
         later levels stay warm-started.
         """
         h = self.h
-        S = self.highspy.HighsModelStatus
         kept = {name: h.getOptionValue(name)[1] for name in ("solver", "presolve", "simplex_strategy", "run_crossover")}
-        start = time.perf_counter()
-        status = None
         try:
-            for solver, presolve in COLD_ROUTES:
-                if time_limit is not None:  # the next solve sets its own
-                    left = time_limit - (time.perf_counter() - start)
-                    if left <= 0:
-                        break
-                    limit_next_run(h, left)
-                status = solve_cold(h, presolve, solver)
-                if status not in trouble_statuses():
-                    break
-            return status if status is not None else S.kTimeLimit
+            return solve_cold_routes(h, time_limit)
         finally:
             for name, value in kept.items():
                 h.setOptionValue(name, value)
+
+
+def solve_cold_routes(h, time_limit: float | None = None):
+    """Solve HiGHS model ``h`` from scratch by each of :data:`COLD_ROUTES` in turn until one ends out of
+    numerical trouble (:func:`trouble_statuses`); its model status.
+
+    ``time_limit`` (seconds) is shared by the routes (``kTimeLimit`` if none got to run); None leaves
+    ``h``'s own limit as it is.  The options stay set; the caller restores its own.  Used by the whole
+    leximin's level LPs (:class:`_HighsSession`) and the partitioned parts'
+    (:func:`laissez_opt.partition.levels.leximin_part`).
+    """
+    import highspy
+
+    start = time.perf_counter()
+    status = None
+    for solver, presolve in COLD_ROUTES:
+        if time_limit is not None:
+            left = time_limit - (time.perf_counter() - start)
+            if left <= 0:
+                break
+            limit_next_run(h, left)
+        status = solve_cold(h, presolve, solver)
+        if status not in trouble_statuses():
+            break
+    return status if status is not None else highspy.HighsModelStatus.kTimeLimit
 
 
 def solve_cold(h, presolve: str = "choose", solver: str = "simplex"):

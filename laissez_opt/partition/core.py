@@ -49,6 +49,8 @@ _INF = math.inf
 STOPPED = "time_limit"
 #: A part's status when its run's time limit had passed before it started: no allocation.
 NOT_RUN = "not_run"
+#: A part's solve that ends without a solution this close to its deadline (or after it) was stopped by it.
+DEADLINE_SLACK_S = 0.1
 
 
 @dataclass
@@ -322,6 +324,8 @@ def solve_part(task: dict) -> dict:
         try:
             return solve_part_now(task)
         except (NoSolutionError, TimeLimitReached):
+            if time.time() < end - DEADLINE_SLACK_S:
+                raise  # no solution for another reason than the limit: not the deadline's doing
             return unsolved_part(task, STOPPED, time.time() - start)
 
 

@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from ..errors import InputError
-from ..exact.leximin import COLD_ROUTES, solve_cold, trouble_statuses, value_unit
+from ..exact.leximin import solve_cold_routes, trouble_statuses, value_unit
 from ..limits import remaining
 from ..modeling.highs_route import limit_next_run
 from .core import STOPPED, Problem, inner_maximum, max_t_model
@@ -463,7 +463,7 @@ def leximin_part(task: dict) -> dict:
             if model.raised_t is not None:
                 _release_raised_t(model)
             sol = None
-            model_status = _solve_cold_routes(h)
+            model_status = solve_cold_routes(h)
             retries += 1
             for share in FLOOR_EASING:
                 if model_status not in trouble_statuses():
@@ -476,7 +476,7 @@ def leximin_part(task: dict) -> dict:
                 floors[eased] -= share * np.abs(floors[eased])
                 h.changeRowsBounds(eased.size, (model.base_l + model.row_of[eased]).astype(np.int32),
                                    floors[eased] - offset[eased], np.full(eased.size, inf))
-                model_status = _solve_cold_routes(h)
+                model_status = solve_cold_routes(h)
                 floor_easings += 1
             _set_lp(h, warm=True)
         if model_status != highspy.HighsModelStatus.kOptimal:
@@ -770,18 +770,6 @@ SIMPLEX_FIRST_MAX_EDGES = 2_200
 #: square-root; 4,000 square-root (1,250) 73.9 against 62.7.  The dual simplex first LP alone is
 #: 2.2 to 2.5 times cheaper on the smaller parts, and the later levels lose less than that.
 SIMPLEX_EVERY_LEVEL_MAX_EDGES = 1_900
-
-
-def _solve_cold_routes(h):
-    """The model from scratch by each of :data:`laissez_opt.exact.leximin.COLD_ROUTES` (dual simplex
-    without and with presolve, interior point with crossover) until one ends out of numerical
-    trouble; its model status.  The caller sets its own options back (:func:`_set_lp`)."""
-    status = None
-    for solver, presolve in COLD_ROUTES:
-        status = solve_cold(h, presolve, solver)
-        if status not in trouble_statuses():
-            break
-    return status
 
 
 def _set_lp(h, warm: bool, crossover: bool = True, presolve: bool = False, simplex: bool = False) -> None:

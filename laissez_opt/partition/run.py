@@ -178,6 +178,10 @@ def solve_arrays(problem: Problem, method: str, *, partitions=2, seed: int = 0, 
     for name, flag in (("caps", caps), ("face", face)):
         if not isinstance(flag, bool):
             raise InputError(f"{name} must be true or false, got {flag!r}", path=f"option {name}")
+    if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, (int, float))
+                                 or not math.isfinite(deadline)):
+        raise InputError(f"deadline must be a finite number of seconds since the epoch, got {deadline!r}",
+                         path="deadline")
     timing = {}
     t0 = time.perf_counter()
     rule = capacity_split_rule(capacity_split, integral)
