@@ -444,3 +444,57 @@ def test_exact_numbers_of_thousands_of_digits_are_written_and_read():
     assert len(text) > 10_000 and parse_rational(text) == big
     assert rational_text(10**5000) == "1" + "0" * 5000
     assert sys.get_int_max_str_digits() == limit
+
+
+def _cover_lp() -> ExactLP:
+    # min x0 + 2 x1  s.t.  x0 + x1 >= 1, 0 <= x <= 1: optimum 1 at x = (1, 0)
+    lp = ExactLP("min", "min")
+    x = lp.add_columns("x", 2, lower=[0, 0], upper=[1, 1], objective=[1, 2])
+    lp.add_rows("cover", [[(x, 1), (x + 1, 1)]], lower=[1], upper=[None])
+    return lp
+
+
+def test_a_route_in_numerical_trouble_hands_over_to_the_next(monkeypatch):
+    """HiGHS ending "unknown" (a SolverError) on a route used to escape certify as a traceback; now
+    the next route runs, down to the LP with its row bounds eased, whose basis is proven exactly."""
+    from laissez_opt.analysis import exact_lp
+    from laissez_opt.errors import SolverError
+
+    original, calls = exact_lp._highs_basis, []
+
+    def failing_twice(lp, model, strict):
+        calls.append(strict)
+        if len(calls) <= 2:
+            raise SolverError("HiGHS returned Unknown for model 'min'")
+        return original(lp, model, strict)
+
+    monkeypatch.setattr(exact_lp, "_highs_basis", failing_twice)
+    solution = solve_exact(_cover_lp())
+    assert calls == [False, True, True]
+    assert solution.status == "optimal" and solution.verdict.objective == 1 and solution.primal == [1, 0]
+    assert solution.attempts[:2] == ["default HiGHS: HiGHS returned Unknown for model 'min'",
+                                     "strict HiGHS: HiGHS returned Unknown for model 'min'"]
+    assert solution.attempts[2] == "eased basis: proven"
+
+
+def test_an_infeasible_lp_stays_infeasible_on_every_route():
+    lp = ExactLP("empty", "max")
+    x = lp.add_columns("x", 1, lower=[0], upper=[None], objective=[1])
+    lp.add_rows("both", [[(x, 1)], [(x, 1)]], lower=[1, None], upper=[None, 0])
+    solution = solve_exact(lp)
+    assert solution.status == "infeasible" and solution.primal is None
+    assert [a.split(":")[0] for a in solution.attempts] == ["default HiGHS", "strict HiGHS", "eased HiGHS"]
+
+
+def test_eased_model_widens_only_finite_row_bounds():
+    block = _cover_lp().to_linear_model(ease=1e-3).constraints["cover"]
+    assert block.lower[0] == pytest.approx(1 - 1e-3) and np.isinf(block.upper[0])
+    assert _cover_lp().to_linear_model().constraints["cover"].lower[0] == 1.0
+
+
+def test_failure_messages_write_long_fractions_briefly():
+    lp = _cover_lp()
+    huge = Fraction(-(10**900) - 1, 10**899)
+    failure = lp.verify([huge, 1], [1]).failure
+    assert failure.startswith("column x[0]: value -10.0 (a fraction of 901/900 digits) is below its lower bound 0")
+    assert len(failure) < 120

@@ -58,6 +58,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..errors import SolverError
+
 __all__ = [
     "ExactLP",
     "Verdict",
@@ -127,6 +129,27 @@ def rational_text(value: Number) -> str:
     value = Fraction(value)
     with _long_integers():
         return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+#: A fraction longer than this many characters is written in messages as its float and its size.
+BRIEF_CHARS = 40
+
+
+def rational_brief(value: Number) -> str:
+    """:func:`rational_text` for messages: a fraction of more than :data:`BRIEF_CHARS` characters as its float.
+
+    Exact pivots can build fractions of thousands of digits; a one-line message keeps their size only.
+
+    >>> rational_brief(Fraction(3, 4)), rational_brief(Fraction(10**60 + 1, 3 * 10**59))
+    ('3/4', '3.3333333333333335 (a fraction of 61/60 digits)')
+    """
+    text = rational_text(value)
+    if len(text) <= BRIEF_CHARS:
+        return text
+    value = Fraction(value)
+    with _long_integers():
+        digits = f"{len(str(abs(value.numerator)))}/{len(str(value.denominator))}"
+    return f"{float(value)!r} (a fraction of {digits} digits)"
 
 
 def parse_rational(text) -> Number:
@@ -286,15 +309,15 @@ class ExactLP:
         for j, v in enumerate(x):
             lo, up = self.col_lower[j], self.col_upper[j]
             if lo is not None and v < lo:
-                return f"column {self.column_name(j)}: value {rational_text(v)} is below its lower bound {rational_text(lo)}"
+                return f"column {self.column_name(j)}: value {rational_brief(v)} is below its lower bound {rational_brief(lo)}"
             if up is not None and v > up:
-                return f"column {self.column_name(j)}: value {rational_text(v)} is above its upper bound {rational_text(up)}"
+                return f"column {self.column_name(j)}: value {rational_brief(v)} is above its upper bound {rational_brief(up)}"
         for r, a in enumerate(self.activities(x)):
             lo, up = self.row_lower[r], self.row_upper[r]
             if lo is not None and a < lo:
-                return f"row {self.row_name(r)}: activity {rational_text(a)} is below {rational_text(lo)}"
+                return f"row {self.row_name(r)}: activity {rational_brief(a)} is below {rational_brief(lo)}"
             if up is not None and a > up:
-                return f"row {self.row_name(r)}: activity {rational_text(a)} is above {rational_text(up)}"
+                return f"row {self.row_name(r)}: activity {rational_brief(a)} is above {rational_brief(up)}"
         return ""
 
     def max_violation(self, x: Sequence[Number]) -> tuple[Number, str]:
@@ -343,7 +366,7 @@ class ExactLP:
             bound = self.row_upper[r] if (w > 0) == maximise else self.row_lower[r]
             if bound is None:
                 side = "positive" if w > 0 else "negative"
-                return None, (f"row {self.row_name(r)}: multiplier {rational_text(w)} is {side} but the row has no "
+                return None, (f"row {self.row_name(r)}: multiplier {rational_brief(w)} is {side} but the row has no "
                               f"{'upper' if (w > 0) == maximise else 'lower'} bound (dual infeasible)")
             total += w * bound
         # Reduced costs in integers: z_j = Z_j / (L * Y_den), no gcd per operation (the multipliers of
@@ -366,7 +389,7 @@ class ExactLP:
             bound = self.col_upper[j] if (z > 0) == maximise else self.col_lower[j]
             if bound is None:
                 value = Fraction(z, scale_data * y_den)
-                return None, (f"column {self.column_name(j)}: reduced cost {rational_text(value)} needs a finite "
+                return None, (f"column {self.column_name(j)}: reduced cost {rational_brief(value)} needs a finite "
                               f"{'upper' if (z > 0) == maximise else 'lower'} bound (dual infeasible)")
             if bound:
                 if isinstance(bound, int):
@@ -406,16 +429,17 @@ class ExactLP:
             return Verdict(False, None, bound, failure)
         objective = self.value(x)
         if objective != bound:
-            return Verdict(False, objective, bound, f"objective: the allocation reaches {rational_text(objective)} "
-                                                    f"but the dual bound is {rational_text(bound)}")
+            return Verdict(False, objective, bound, f"objective: the allocation reaches {rational_brief(objective)} "
+                                                    f"but the dual bound is {rational_brief(bound)}")
         return Verdict(True, objective, bound)
 
     # ------------------------------------------------------ floating point
-    def to_linear_model(self):
+    def to_linear_model(self, ease: float = 0.0):
         """The same LP in floating point, as a declared :class:`~laissez_opt.modeling.LinearModel`.
 
         Blocks keep their names and order, so a basis found for the model is a
-        basis of this LP.
+        basis of this LP.  ``ease > 0`` widens every finite row bound by
+        ``ease max(1, |bound|)`` (a basis of the eased LP is still a basis of this one).
         """
         from ..modeling import LinearModel
 
@@ -444,6 +468,9 @@ class ExactLP:
             sl = slice(block.start, block.start + block.size)
             lower = np.array([-inf if v is None else float(v) for v in self.row_lower[sl]], dtype=np.float64)
             upper = np.array([inf if v is None else float(v) for v in self.row_upper[sl]], dtype=np.float64)
+            if ease > 0:
+                lower = lower - ease * np.maximum(1.0, np.abs(lower))
+                upper = upper + ease * np.maximum(1.0, np.abs(upper))
             model.add_constraints(block.name, rows=rows, cols=cols, coefs=coefs, lower=lower, upper=upper,
                                   n_rows=block.size)
         return model
@@ -818,6 +845,14 @@ class ExactSolution:
     exact_s: float = 0.0
 
 
+#: HiGHS's routes to a basis, in order: default options; no presolve and tolerances of 1e-10
+#: ("strict"); strict on the LP with every row bound widened by :data:`EASED_ROWS` ("eased": floors
+#: of waterfilling held at exact levels can leave a sliver that HiGHS's floating point calls
+#: "unknown" or infeasible, while the basis of a nearby LP is exactly optimal for this one).
+ROUTES = ("default", "strict", "eased")
+EASED_ROWS = 1e-9
+
+
 def _highs_basis(lp: ExactLP, model, strict: bool):
     """Solve ``model`` with HiGHS (``strict``: no presolve, tight tolerances) and return its solution with duals."""
     from ..modeling.highs_route import solve_highs
@@ -836,9 +871,12 @@ def solve_exact(lp: ExactLP, *, model=None, max_pivots: int = 500) -> ExactSolut
     ignored a coefficient too small for floating point), exact simplex pivots
     (:func:`exact_simplex`, at most ``max_pivots``) move from it to the exact
     optimum; failing that, HiGHS solves again without presolve and with
-    feasibility tolerances of ``1e-10``, and that basis is tried the same way.  Status ``optimal`` means proven in rationals; ``infeasible``
-    that HiGHS found the LP infeasible (not proven here); ``unproven`` that no
-    basis passed, with the verdict saying why.
+    feasibility tolerances of ``1e-10``, and then on the LP with its row bounds
+    widened by :data:`EASED_ROWS` (:data:`ROUTES`); each basis is tried the same
+    way against the LP itself.  Status ``optimal`` means proven in rationals;
+    ``infeasible`` that HiGHS found the LP infeasible on a route and no route gave a
+    basis (not proven here); ``unproven`` that no basis passed, with the verdict
+    saying why.
     """
     import time
 
@@ -853,26 +891,34 @@ def solve_exact(lp: ExactLP, *, model=None, max_pivots: int = 500) -> ExactSolut
     if model is None:
         model = lp.to_linear_model()
     last = None
-    for strict in (False, True):
+    infeasible = False
+    for name in ROUTES:
         t0 = time.perf_counter()
-        sol = _highs_basis(lp, model, strict)
+        if name == "eased":
+            model = lp.to_linear_model(ease=EASED_ROWS)
+        try:
+            sol = _highs_basis(lp, model, name != "default")
+        except SolverError as exc:  # numerical trouble on this route: the next one may find a basis
+            out.solve_s += time.perf_counter() - t0
+            out.attempts.append(f"{name} HiGHS: {exc}")
+            continue
         out.solve_s += time.perf_counter() - t0
         if sol.status == "infeasible":
-            out.status = "infeasible"
-            out.attempts.append("HiGHS: infeasible")
-            return out
+            # Not proven here either way; the eased route may still find an exactly feasible basis.
+            out.attempts.append(f"{name} HiGHS: infeasible")
+            infeasible = True
+            continue
         if sol.duals is None or sol.duals.column_basis is None:
-            out.attempts.append(f"HiGHS returned {sol.status} without a basis")
+            out.attempts.append(f"{name} HiGHS returned {sol.status} without a basis")
             continue
         t1 = time.perf_counter()
         try:
             x, y = basis_solution(lp, sol.duals.column_basis, sol.duals.row_basis)
         except SingularBasisError as exc:
             out.exact_s += time.perf_counter() - t1
-            out.attempts.append(f"{'strict' if strict else 'default'} basis: singular ({exc})")
+            out.attempts.append(f"{name} basis: singular ({exc})")
             continue
         verdict = lp.verify(x, y)
-        name = "strict" if strict else "default"
         out.attempts.append(f"{name} basis: " + ("proven" if verdict.ok else verdict.failure))
         if not verdict.ok:
             # Pivot exactly from HiGHS's basis to the exact optimum.
@@ -887,4 +933,6 @@ def solve_exact(lp: ExactLP, *, model=None, max_pivots: int = 500) -> ExactSolut
             return out
     if last is not None:
         out.primal, out.dual, out.verdict = last
+    elif infeasible:
+        out.status = "infeasible"
     return out
