@@ -162,7 +162,8 @@ def leximin_result(
         outcome.status, outcome.values, None, None, None, solver, outcome.route,
         outcome.build_s, outcome.solver_s, outcome.solver_status, outcome.message,
     )
-    result = allocation_result(instance, method, columns, solution, fractional=fractional, params=params)
+    result = allocation_result(instance, method, columns, solution, fractional=fractional, params=params,
+                               fit_capacity=method == "maxmin")
     values = plan.values(result.amounts.reshape(-1)) if result.amounts is not None else outcome.agent_values
     values = values / plan.unit  # the engine's units back to v_i
     taking_part = values[plan.included]

@@ -1394,7 +1394,7 @@ def _solve_themis(
     params = {"time_limit": time_limit, "fractional": fractional, "via": via, "fairness_knob": data.fairness_knob,
               "tolerance": tolerance}
     return allocation_result(instance, "themis", _EdgeColumns(instance), solution, fractional=fractional,
-                             params=params, details=details)
+                             params=params, details=details, fit_capacity=True)
 
 
 class _EdgeColumns:

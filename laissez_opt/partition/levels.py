@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from ..errors import InputError
-from ..exact.leximin import solve_cold_routes, trouble_statuses, value_unit
+from ..exact.leximin import FACE_REDUCED_COST, solve_cold_routes, trouble_statuses, value_unit
 from ..limits import remaining
 from ..modeling.highs_route import limit_next_run
 from .core import STOPPED, Problem, inner_maximum, max_t_model
@@ -28,8 +28,6 @@ __all__ = ["leximin_part", "optimal_face", "standalone_unique", "DUAL_NONZERO", 
 
 #: A level dual counts as nonzero above this (the free rows' duals sum to 1).
 DUAL_NONZERO = 1e-9
-#: A reduced cost fixes its column on the optimal face above this (:func:`optimal_face`).
-FACE_REDUCED_COST = 1e-9
 
 
 #: A frozen agent's floor sits this share of its value below it (:func:`hair_below`).
