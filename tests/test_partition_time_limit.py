@@ -193,3 +193,14 @@ def test_the_array_deadline_is_checked():
     for bad in ("soon", float("nan"), True):
         with pytest.raises(InputError, match="deadline"):
             run.solve_arrays(problem, "welfare", partitions=2, deadline=bad)
+
+
+def test_a_part_stopped_without_a_run_limit_is_reported_not_crashed(monkeypatch):
+    """A part stopped by its solver's own limit, in a run without ``time_limit``, used to crash the
+    run's message (it formatted the missing limit); now the message names a solver's limit."""
+    inst = _instance(11, 40, 12)
+    answers = iter([60.0, 60.0])  # the part sees time left before its first LP and at its first level only
+    monkeypatch.setattr(levels, "remaining", lambda: next(answers, 0.0))
+    result = lo.solve(inst, "maxmin", fractional=True, partitions=1)
+    assert result.status == "time_limit" and result.verified
+    assert "a solver's time limit stopped 1 part(s)" in result.message

@@ -511,7 +511,9 @@ def solve_partitioned(instance, method: str = "welfare", *, partitions="auto", p
     stopped, unstarted = found["stopped_at_deadline"], found["not_run"]
     status = "time_limit" if stopped or unstarted else "feasible"
     if status == "time_limit":
-        message += (f"; the time limit of {time_limit:g} s stopped {len(stopped)} part(s) at their last feasible point"
+        # Without a run limit only a solver's own limit can stop a part (HiGHS reports it the same way).
+        limit = "a solver's time limit" if time_limit is None else f"the time limit of {time_limit:g} s"
+        message += (f"; {limit} stopped {len(stopped)} part(s) at their last feasible point"
                     f" and left {len(unstarted)} not started (their agents get nothing)")
     result = Result(
         instance=instance.name, method=method, status=status, solver="highs", objective=objective,
