@@ -30,7 +30,8 @@ __all__ = ["leximin_part", "optimal_face", "standalone_unique", "DUAL_NONZERO", 
 DUAL_NONZERO = 1e-9
 
 
-#: A frozen agent's floor sits this share of its value below it (:func:`hair_below`).
+#: A capped agent's floor sits this share of its standalone maximum below it (:func:`hair_below`);
+#: the other frozen agents' floors are their levels themselves.
 FLOOR_HAIR = 1e-12
 
 
@@ -226,12 +227,14 @@ def _level_model(keep, x, offset, floors, free, edge_agent, edge_pool, coef, cap
     pools, local_pool = np.unique(ep, return_inverse=True)
     held_kept = np.bincount(local_pool, weights=x[cols], minlength=pools.shape[0])
     held_all = np.bincount(edge_pool, weights=x, minlength=capacity.shape[0])[pools]
-    # The kept columns' current amounts stay feasible whatever the rounding of the differences.
-    cap = np.maximum(capacity[pools] - (held_all - held_kept), held_kept)
+    # What the other edges leave, exactly.  Raising it to the kept columns' current amounts (where
+    # the last point overshot by the solver's tolerance) loosened the later levels' LPs: on the
+    # heterogeneous 220 x 220 instance 4 leximin values ended up to 1.9e-4 above the exact rational
+    # waterfilling.  The point stays feasible to that tolerance.
+    cap = np.maximum(capacity[pools] - (held_all - held_kept), 0.0)
     taken_kept = np.bincount(local_agent, weights=x[cols], minlength=agents.shape[0])
     taken_all = np.bincount(edge_agent, weights=x, minlength=n)[agents]
-    dem = np.where(np.isfinite(demands[agents]), np.maximum(demands[agents] - (taken_all - taken_kept), taken_kept),
-                   np.inf)
+    dem = np.where(np.isfinite(demands[agents]), np.maximum(demands[agents] - (taken_all - taken_kept), 0.0), np.inf)
     value_kept = np.bincount(local_agent, weights=coef[cols] * x[cols], minlength=agents.shape[0])
     value_all = np.bincount(edge_agent, weights=coef * x, minlength=n)[agents]
     offset[agents] = value_all - value_kept
@@ -524,8 +527,11 @@ def leximin_part(task: dict) -> dict:
         level_rows = (model.base_l + model.row_of[idx]).astype(np.int32)
         for r, c in zip(level_rows.tolist(), model.t_column(idx).tolist()):
             h.changeCoeff(r, c, 0.0)
-        floor = np.minimum(np.minimum(t_of[idx], vmax[idx]), values[idx])
-        floor = hair_below(floor)  # the current point stays feasible
+        # The level itself, as the whole model freezes: a hair below it (or the point's own value,
+        # when lower by the solver's tolerance) loosened the later LPs, which these ill-conditioned
+        # levels amplify (heterogeneous 220 x 220 with the rebuilt models' exact residuals:
+        # 1.2e-8 off the exact rational leximin with this floor, 6.2e-8 with the hair).
+        floor = np.minimum(t_of[idx], vmax[idx])
         floors[idx] = floor
         h.changeRowsBounds(idx.size, level_rows, floor - offset[idx], np.full(idx.size, inf))
         chain = bool(np.all(vmax[idx] <= t_of[idx] + tol[idx]))  # every frozen agent at its own maximum
