@@ -23,9 +23,11 @@ the exact reference replaced it.
 The instances are ``scaling_partition.py``'s heterogeneous arrays (``n`` agents,
 ``m`` pools, about 5 random pools each), written as a binary instance file.
 
-    python benchmarks/leximin_paths.py --quick          # 180 x 180, about 10 s: both paths exact
-    python benchmarks/leximin_paths.py                  # 220 x 220, about 10 s: partitions=1 off by 1.6e-4
+    python benchmarks/leximin_paths.py --quick          # 180 x 180, about 10 s
+    python benchmarks/leximin_paths.py                  # 220 x 220, about 10 s (partitions=1 was off by 1.9e-4
+                                                        #   there until its rebuilt models' residuals were exact)
     python benchmarks/leximin_paths.py --agents 200     # about a minute (the exact levels take most)
+    python benchmarks/leximin_paths.py --agents 300     # the exact reference gives out at its 144th level LP
 """
 
 from __future__ import annotations
