@@ -127,9 +127,9 @@ def test_the_face_cuts_a_benchmark_part_to_a_few_columns():
     cut = leximin_part(task)
     assert cut["face_rebuilds"] >= 1 and cut["warm_rebuilds"] == cut["face_rebuilds"]
     assert np.array_equal(np.array(whole["frozen_per_level"][:1]), np.array(cut["frozen_per_level"][:1]))
-    # The floors sit 1e-12 of themselves below the levels (hair_below): too little for the whole
-    # model's later levels to buy anything with it, so both paths give the same leximin.  (At a
-    # hair of 1e-9 of max(1, v), they differed by up to 1.2e-4 of a value on these parts.)
+    # The floors are the levels themselves (once a hair below them: at a hair of 1e-9 of
+    # max(1, v) the two paths differed by up to 1.2e-4 of a value on these parts), so both paths
+    # give the same leximin.
     assert np.abs(whole["values"] - cut["values"]).max() <= 1e-7 * float(whole["values"].max())
     assert np.sort(cut["values"])[0] == pytest.approx(np.sort(whole["values"])[0], rel=1e-9)
     assert cut["cpu_s"] < whole["cpu_s"]

@@ -68,7 +68,7 @@ from typing import Any
 from ..errors import InputError
 from ..instance import Instance
 from ..result import Result
-from .exact_lp import ExactLP, Number, Verdict, parse_rational, rational_brief, rational_text, solve_exact
+from .exact_lp import BRIEF_CHARS, ExactLP, Number, Verdict, parse_rational, rational_brief, rational_text, solve_exact
 from .exact_models import (
     NORMALIZERS,
     fair_welfare_lp,
@@ -121,10 +121,10 @@ _ABSENT = object()
 
 def _show(value: Number) -> str:
     """``p/q (decimal)`` for a person: the exact value and a rounded one (a long fraction: its float and size)."""
-    text = rational_brief(value)
-    if Fraction(value).denominator == 1 or text != rational_text(value):
-        return text
-    return f"{text} ({float(value):.12g})"
+    text = rational_text(value)
+    if len(text) > BRIEF_CHARS:
+        return rational_brief(value)
+    return text if Fraction(value).denominator == 1 else f"{text} ({float(value):.12g})"
 
 
 # --------------------------------------------------------------------------- certificate records
@@ -977,7 +977,7 @@ def _compare_claim(kind: str, ex: ExactInstance, result: Result, x_res, values: 
         claimed = (result.details or {}).get("leximin", {})
         # Every agent is compared, so that a failure names the worst one and how many miss (a
         # leximin vector can be right for most agents and far off for a few late levels).
-        misses = []  # (relative difference, text) of each agent beyond the tolerance
+        misses = []  # (relative difference, agent, source, number, exact value) beyond the tolerance
         for i, agent in enumerate(ids):
             exact = values["leximin"][agent]
             reached = Fraction(utilities[i]) / scale[i] if scale[i] else 0
@@ -988,13 +988,13 @@ def _compare_claim(kind: str, ex: ExactInstance, result: Result, x_res, values: 
                 ok, diff = _close(number, exact, tol)
                 note(diff)
                 if not ok:
-                    misses.append((diff / max(1.0, abs(float(exact))),
-                                   f"level[{agent}]: {source} {number!r}, the exact leximin value is {_show(exact)}"))
+                    misses.append((diff / max(1.0, abs(float(exact))), agent, source, number, exact))
         if misses:
-            rel, text = max(misses, key=lambda m: m[0])
-            agents = len({t.split("]")[0] for _, t in misses})
-            return (f"{text} (relative difference {rel:.3g}, the largest; {agents} of {len(ids)} agents beyond "
-                    f"the tolerance {tol:g})", worst, repaired)
+            rel, agent, source, number, exact = max(misses, key=lambda m: m[0])
+            agents = len({m[1] for m in misses})
+            return (f"level[{agent}]: {source} {number!r}, the exact leximin value is {_show(exact)} (relative "
+                    f"difference {rel:.3g}, the largest; {agents} of {len(ids)} agents beyond the tolerance {tol:g})",
+                    worst, repaired)
         ok, diff = _close(result.objective, values["objective"], tol)
         note(diff)
         if not ok:

@@ -106,7 +106,7 @@ from .common import allocation_size, refuse_overflow
 
 __all__ = [
     "LeximinPlan", "LeximinOutcome", "standalone_max", "declare_leximin", "levels_plan", "solve_leximin", "FREEZE_TESTS",
-    "leximin_size", "LEXIMIN_OPTIONS", "hold_optimal_face", "FACE_REDUCED_COST",
+    "leximin_size", "LEXIMIN_OPTIONS", "hold_optimal_face", "face_bounds", "FACE_REDUCED_COST",
 ]
 
 FREEZE_TESTS = ("dual", "probe")
@@ -916,6 +916,23 @@ def _waterfill(session: _ModelSession, plan: LeximinPlan, deadline, freeze: str)
     )
 
 
+def face_bounds(x: np.ndarray, upper: np.ndarray, reduced_cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns a level LP's optimal face holds at 0 and at their upper bound: ``(at_zero, at_upper)``.
+
+    A column at 0 with a reduced cost below ``-FACE_REDUCED_COST``, or at a finite
+    upper bound with one above ``FACE_REDUCED_COST`` (HiGHS's signs in a maximisation);
+    shared by :func:`hold_optimal_face` and the parts' face cut
+    (:func:`laissez_opt.partition.levels.optimal_face`).
+
+    >>> [m.tolist() for m in face_bounds(np.array([0.0, 2.0, 0.5]), np.array([1.0, 2.0, 1.0]),
+    ...                                  np.array([-0.3, 0.2, 0.0]))]
+    [[True, False, False], [False, True, False]]
+    """
+    at_zero = (x <= 1e-12 * np.maximum(1.0, upper)) & (reduced_cost < -FACE_REDUCED_COST)
+    at_upper = np.isfinite(upper) & (x >= upper * (1 - 1e-12)) & (reduced_cost > FACE_REDUCED_COST) & ~at_zero
+    return at_zero, at_upper
+
+
 def hold_optimal_face(session, block: VariableBlock, x: np.ndarray, reduced_cost: np.ndarray,
                       held: np.ndarray) -> np.ndarray:
     """Fix at its bound every column the level LP just solved holds there on its optimal face; the columns fixed.
@@ -932,7 +949,7 @@ def hold_optimal_face(session, block: VariableBlock, x: np.ndarray, reduced_cost
     heterogeneous 200 x 200 instance against the exact rational waterfilling of
     :func:`laissez_opt.certify`: without holding, 30 of the 200 leximin values were
     off, the worst by 7.4%; holding the face, every value agrees to 1e-12 and the
-    levels take 0.2 s instead of 1.0 s (``models/leximin.md``).
+    levels take 0.2 s instead of 1.0 s (``models/maxmin.md``).
 
     ``held`` marks the columns fixed already; only new ones are changed.
 
@@ -945,10 +962,9 @@ def hold_optimal_face(session, block: VariableBlock, x: np.ndarray, reduced_cost
     ([True, True, False], [0.0, 2.0, 0.0], [0.0, 2.0, 1.0])
     """
     upper = block.upper
-    at_zero = (x <= 1e-12 * np.maximum(1.0, upper)) & (reduced_cost < -FACE_REDUCED_COST)
-    at_upper = np.isfinite(upper) & (x >= upper * (1 - 1e-12)) & (reduced_cost > FACE_REDUCED_COST)
+    at_zero, at_upper = face_bounds(x, upper, reduced_cost)
     to_zero = np.flatnonzero(at_zero & ~held)
-    to_upper = np.flatnonzero(at_upper & ~at_zero & ~held)
+    to_upper = np.flatnonzero(at_upper & ~held)
     if to_zero.size:
         session.set_bounds(block, to_zero, 0.0, 0.0)
     if to_upper.size:

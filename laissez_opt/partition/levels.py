@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from ..errors import InputError
-from ..exact.leximin import FACE_REDUCED_COST, solve_cold_routes, trouble_statuses, value_unit
+from ..exact.leximin import face_bounds, solve_cold_routes, trouble_statuses, value_unit
 from ..limits import remaining
 from ..modeling.highs_route import limit_next_run
 from .core import STOPPED, Problem, inner_maximum, max_t_model
@@ -114,9 +114,8 @@ def optimal_face(edge_agent: np.ndarray, edge_pool: np.ndarray, x: np.ndarray, u
     from scipy.sparse.csgraph import connected_components
 
     n = free.shape[0]
-    at_zero = x <= 1e-12 * np.maximum(1.0, upper)
-    at_upper = x >= upper * (1 - 1e-12)
-    fixed = (at_zero & (reduced_cost < -FACE_REDUCED_COST)) | (at_upper & (reduced_cost > FACE_REDUCED_COST)) | (upper <= 0)
+    at_zero, at_upper = face_bounds(x, upper, reduced_cost)
+    fixed = at_zero | at_upper | (upper <= 0)
     movable = ~fixed
     graph = coo_matrix((np.ones(int(movable.sum())), (edge_agent[movable], n + edge_pool[movable])),
                        shape=(n + n_pools, n + n_pools))
